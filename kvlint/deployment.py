@@ -1,0 +1,152 @@
+"""The resolved deployment: what the `resolve` stage hands to rules, capacity and smoke.
+
+A `Deployment` is plain, frozen data. Everything the catalog could not tell stays `None`; the
+stages after resolve must cope with that (a finding has already been raised for it).
+
+Cache formats are named by *storage format id* (`CacheFormatId`), not by an engine's flag
+spelling: vLLM `fp8` on CUDA and SGLang `fp8_e4m3` both store `fp8_e4m3`. The mapping from an
+engine's literal to a format id is catalog data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Optional, Tuple
+
+AttentionKind = Literal["full", "sliding", "chunked"]
+
+# Storage format of one layer's KV cache. The byte arithmetic of each lives in
+# kvlint/capacity/layout.py; the smoke test builds each one with real kernels.
+CacheFormatId = Literal[
+    "bf16",
+    "fp16",
+    "fp32",
+    "fp8_e4m3",  # OCP E4M3 (per-tensor or static per-head scales, held outside the pool)
+    "fp8_e4m3fnuz",  # AMD MI300-family FNUZ flavour (same byte cost)
+    "fp8_e5m2",
+    "int8",  # TensorRT-LLM INT8 KV (per-tensor scale)
+    "fp8_per_token_head",  # vLLM: inline FP32 K and V scale per token and KV head
+    "int8_per_token_head",
+    "int4_per_token_head",  # packed two values per byte + inline FP32 scales
+    "nvfp4",  # vLLM: E2M1 data + one FP8 scale per 16 elements
+    "trtllm_nvfp4",  # TensorRT-LLM: ceil(n/2) + ceil(n/16) bytes per n elements
+    "sglang_fp4",  # SGLang fp4_e2m1: E2M1 data + one uint8 scale per 16 elements
+    "fp8_ds_mla",  # vLLM FLASHMLA_SPARSE DeepSeek latent, 656 B per token per layer
+]
+
+ScaleGranularity = Literal["per-tensor", "per-head", "per-token-head", "block"]
+ScaleSource = Literal["unit", "checkpoint", "warmup", "dynamic"]
+
+
+@dataclass(frozen=True)
+class LayerGeometry:
+    """One attention layer as the engine sees it (before tensor parallelism)."""
+
+    index: int
+    kind: AttentionKind
+    window: Optional[int]  # sliding-window size or attention-chunk size in tokens; None for full
+    num_kv_heads: int  # whole model; 1 for MLA
+    head_dim: int  # K head size; for MLA the latent size kv_lora_rank + qk_rope_head_dim
+    v_head_dim: int  # V head size; 0 for MLA (the latent serves K and V)
+    is_mla: bool = False
+    has_sinks: bool = False
+
+
+@dataclass(frozen=True)
+class ModelGeometry:
+    name: str
+    num_layers: int
+    num_attention_heads: Optional[int]
+    num_kv_heads: int
+    head_dim: int
+    layers: Tuple[LayerGeometry, ...]
+    max_position_embeddings: Optional[int]
+    dtype: str  # "bfloat16" | "float16" | "float32"
+    kv_lora_rank: Optional[int] = None
+    qk_rope_head_dim: Optional[int] = None
+    has_sinks: bool = False
+    source: str = "catalog"  # catalog | config | manifest
+
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank is not None
+
+    @property
+    def has_sliding_layers(self) -> bool:
+        return any(layer.kind == "sliding" for layer in self.layers)
+
+
+@dataclass(frozen=True)
+class LayerPlan:
+    """A layer plus the storage format the engine will use for its cache."""
+
+    geometry: LayerGeometry
+    cache_format: CacheFormatId
+    skipped: bool = False  # kept at the model dtype by the skip set
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    id: str
+    vendor: Literal["nvidia", "amd"]
+    memory_bytes: int  # as the CUDA/ROCm runtime reports it, or the manifest's override
+    compute_capability: Optional[Tuple[int, int]]  # NVIDIA (9, 0); None for AMD
+    arch: Optional[str]  # "sm90", "gfx942"
+    fp8: Optional[Literal["e4m3", "e4m3fnuz"]]  # native FP8 flavour, None when absent
+    fp4: bool
+
+
+@dataclass(frozen=True)
+class ScaleLayout:
+    granularity: Optional[ScaleGranularity]  # None for unquantized caches
+    source: Optional[ScaleSource]
+    derived: bool = False  # True when kvlint derived it rather than reading it from the manifest
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    device_memory_bytes: Optional[int]  # per GPU, as the runtime reports it (or the override)
+    gpu_memory_utilization: Optional[float]  # effective (manifest or engine default)
+    kv_cache_memory: Optional[int]  # exact KV pool per GPU when the manifest gives it
+    non_kv_memory: Optional[int]  # per GPU; None means "estimate it"
+    weights_bytes: Optional[int]  # whole model; capacity splits it across tp x pp
+
+
+@dataclass(frozen=True)
+class Targets:
+    min_concurrency: Optional[float] = None
+    min_kv_tokens: Optional[int] = None
+    planned_kv_tokens: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Deployment:
+    file: str
+    name: str
+    engine: Literal["vllm", "sglang", "tensorrt-llm"]
+    engine_version: str
+    requested_backend: str  # "auto" or the engine's spelling
+    backend: Optional[str]  # the backend the engine will actually use (predicted), None if unknown
+    gpu: Optional[GpuInfo]
+    tensor_parallel: int
+    pipeline_parallel: int
+    model: Optional[ModelGeometry]
+    kv_dtype: str  # the engine literal as written in the manifest
+    layers: Tuple[LayerPlan, ...]  # empty when the model is unknown
+    scales: ScaleLayout
+    block_size: Optional[int]  # explicit kv_cache.block_size, None = engine/backend default
+    backend_block_size: Optional[int]  # the backend's preferred block size (catalog), if any
+    memory: MemoryPlan
+    max_model_len: Optional[int]
+    max_num_seqs: Optional[int]
+    max_num_batched_tokens: Optional[int]  # None = engine default for this GPU
+    targets: Targets = field(default_factory=Targets)
+    env: Tuple[Tuple[str, str], ...] = ()
+    # Engine knobs the capacity model needs, with their effective values.
+    disable_hybrid_kv_cache_manager: bool = False
+
+    def kv_heads_per_gpu(self, layer: LayerGeometry) -> int:
+        """vLLM ModelConfig.get_num_kv_heads: max(1, Hkv // tp); MLA latents are not split."""
+        if layer.is_mla:
+            return 1
+        return max(1, layer.num_kv_heads // self.tensor_parallel)

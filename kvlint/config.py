@@ -1,0 +1,131 @@
+"""Configuration: `[tool.kvlint]` in pyproject.toml or a kvlint.toml, found from a directory upward.
+
+Unknown keys are a configuration error (exit 2), as in yamllint and ruff. Paths in the file are
+relative to the file. Command-line options override it.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11
+    import tomli as tomllib
+
+CONFIG_FILES = ("kvlint.toml", "pyproject.toml")
+
+
+class ConfigError(Exception):
+    """A configuration problem: the CLI reports it on one line and exits 2."""
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Optional[Path] = None
+    select: Tuple[str, ...] = ("ALL",)
+    extend_select: Tuple[str, ...] = ()
+    ignore: Tuple[str, ...] = ()
+    fail_on: str = "error"
+    output_format: str = "full"
+    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    exclude: Tuple[str, ...] = ()
+    rules_dirs: Tuple[str, ...] = ()
+    catalog_dirs: Tuple[str, ...] = ()
+    max_scale_overhead: float = 0.03
+    max_capacity_regression: Optional[float] = None
+
+    @property
+    def root(self) -> Path:
+        return self.path.parent if self.path else Path.cwd()
+
+
+def _table(path: Path) -> Optional[Dict[str, Any]]:
+    try:
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    if path.name == "pyproject.toml":
+        return document.get("tool", {}).get("kvlint")
+    return document
+
+
+def discover(start: Path) -> Optional[Path]:
+    """The nearest kvlint.toml, or pyproject.toml with a [tool.kvlint] table, from start upward."""
+    directory = start.resolve()
+    for folder in (directory, *directory.parents):
+        for name in CONFIG_FILES:
+            candidate = folder / name
+            if not candidate.is_file():
+                continue
+            if name == "pyproject.toml":
+                try:
+                    if _table(candidate) is None:
+                        continue
+                except ConfigError:
+                    continue  # a broken pyproject without our table is not ours to judge
+            return candidate
+    return None
+
+
+def load_config(explicit: Optional[str] = None, start: Optional[Path] = None) -> Config:
+    path = Path(explicit) if explicit else discover(start or Path.cwd())
+    if path is None:
+        return Config()
+    if explicit and not path.is_file():
+        raise ConfigError(f"config file {explicit} does not exist")
+    table = _table(path)
+    if table is None:
+        if explicit and path.name == "pyproject.toml":
+            raise ConfigError(f"{path} has no [tool.kvlint] table")
+        return Config(path=path)
+    return from_table(table, path)
+
+
+def from_table(table: Dict[str, Any], path: Path) -> Config:
+    from kvlint.schema import validator_for
+
+    problems = sorted(validator_for("config.json").iter_errors(table), key=lambda e: list(e.path))
+    if problems:
+        error = problems[0]
+        where = ".".join(str(p) for p in error.absolute_path)
+        if error.validator == "additionalProperties":
+            allowed = ", ".join(sorted(error.schema.get("properties", {})))
+            extras = ", ".join(sorted(set(table) - set(error.schema.get("properties", {}))))
+            raise ConfigError(f"{path}: unknown configuration key(s) {extras} (allowed: {allowed})")
+        raise ConfigError(f"{path}: {where or 'config'}: {error.message}")
+    base = path.parent
+
+    def paths(key: str) -> Tuple[str, ...]:
+        return tuple(str((base / entry).resolve()) for entry in table.get(key, ()))
+
+    return Config(
+        path=path,
+        select=tuple(table.get("select", ("ALL",))),
+        extend_select=tuple(table.get("extend-select", ())),
+        ignore=tuple(table.get("ignore", ())),
+        fail_on=table.get("fail-on", "error"),
+        output_format=table.get("output-format", "full"),
+        per_file_ignores=tuple(
+            (pattern, tuple(codes)) for pattern, codes in table.get("per-file-ignores", {}).items()
+        ),
+        exclude=tuple(table.get("exclude", ())),
+        rules_dirs=paths("rules-dir"),
+        catalog_dirs=paths("catalog-dir"),
+        max_scale_overhead=float(table.get("max-scale-overhead", 0.03)),
+        max_capacity_regression=table.get("max-capacity-regression"),
+    )
+
+
+def split_csv(values: Optional[List[str]]) -> Tuple[str, ...]:
+    """`--select KV1,KV2 --select KV3` -> (KV1, KV2, KV3)."""
+    out: List[str] = []
+    for value in values or ():
+        out.extend(part.strip() for part in value.split(",") if part.strip())
+    return tuple(out)

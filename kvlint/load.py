@@ -1,0 +1,463 @@
+"""The `load` stage: text to plain data, a JSON Pointer -> source span map, and suppressions.
+
+Safe by construction: the parser only composes a node graph (no constructors run), and kvlint
+builds plain dicts, lists and scalars from it itself, so custom tags never execute, alias
+expansion is metered, and duplicate keys are seen before they are collapsed. Every problem is a
+finding, never an exception.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+import yaml
+
+from kvlint.findings import Finding, Related, Span
+
+try:  # libyaml is much faster; fall back to the pure-Python parser when it is absent
+    _Loader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on how PyYAML was built
+    _Loader = yaml.SafeLoader
+
+# Limits (KV004). Manifests are a few kilobytes; these leave generous room while keeping a
+# hostile input from hanging the linter or exhausting memory.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_DOCUMENTS = 1000
+MAX_DEPTH = 64
+MAX_NODES_PER_DOCUMENT = 20_000  # counted through aliases: the alias-expansion budget
+
+_STD = "tag:yaml.org,2002:"
+_SCALAR_TAGS = {
+    _STD + "str",
+    _STD + "int",
+    _STD + "float",
+    _STD + "bool",
+    _STD + "null",
+    _STD + "timestamp",
+}
+_SEQ_TAGS = {_STD + "seq"}
+_MAP_TAGS = {_STD + "map"}
+
+_constructor = yaml.constructor.SafeConstructor()
+
+
+@dataclass(frozen=True)
+class Suppression:
+    line: int  # line of the comment
+    column: int
+    target_line: int  # the line whose findings it suppresses
+    codes: Tuple[str, ...]  # as written: codes or names
+    reason: str
+
+
+@dataclass
+class Document:
+    file: str
+    index: int  # 0-based position in the file
+    data: Any
+    value_spans: Dict[str, Span]  # pointer -> span of the value
+    key_spans: Dict[str, Span]  # pointer -> span of the mapping key that holds it
+    start_line: int
+
+    def span(self, pointer: str, prefer_key: bool = False) -> Span:
+        """The span for a pointer, falling back to its nearest ancestor that exists."""
+        probe = pointer
+        while True:
+            if prefer_key and probe in self.key_spans:
+                return self.key_spans[probe]
+            if probe in self.value_spans:
+                if probe != pointer and probe in self.key_spans:
+                    return self.key_spans[probe]
+                return self.value_spans[probe]
+            if probe == "":
+                return Span(self.start_line, 1, self.start_line, 1)
+            probe = probe.rsplit("/", 1)[0]
+
+
+@dataclass
+class LoadedFile:
+    path: str
+    text: str
+    documents: List[Document] = field(default_factory=list)
+    findings: List[Finding] = field(default_factory=list)
+    suppressions: List[Suppression] = field(default_factory=list)
+
+    @property
+    def lines(self) -> List[str]:
+        return self.text.splitlines()
+
+
+class _Budget(Exception):
+    def __init__(self, message: str, node: yaml.Node):
+        super().__init__(message)
+        self.node = node
+
+
+def escape_pointer_token(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _span(node: yaml.Node) -> Span:
+    start, end = node.start_mark, node.end_mark
+    return Span(start.line + 1, start.column + 1, end.line + 1, end.column + 1)
+
+
+class _Builder:
+    """Turns one composed YAML node graph into plain data plus span maps."""
+
+    def __init__(self, file: str, index: int):
+        self.file = file
+        self.index = index
+        self.value_spans: Dict[str, Span] = {}
+        self.key_spans: Dict[str, Span] = {}
+        self.findings: List[Finding] = []
+        self.nodes = 0
+
+    def build(self, node: yaml.Node, pointer: str = "", depth: int = 0) -> Any:
+        self.nodes += 1
+        if self.nodes > MAX_NODES_PER_DOCUMENT:
+            raise _Budget(
+                f"document expands to more than {MAX_NODES_PER_DOCUMENT:,} nodes "
+                "(alias expansion or size limit); kvlint stops reading it",
+                node,
+            )
+        if depth > MAX_DEPTH:
+            raise _Budget(f"nesting deeper than {MAX_DEPTH} levels", node)
+        if pointer not in self.value_spans:
+            self.value_spans[pointer] = _span(node)
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, pointer, depth)
+        if isinstance(node, yaml.SequenceNode):
+            if node.tag not in _SEQ_TAGS:
+                return self._custom_tag(node, pointer)
+            return [
+                self.build(item, f"{pointer}/{i}", depth + 1) for i, item in enumerate(node.value)
+            ]
+        return self._scalar(node, pointer)
+
+    def _custom_tag(self, node: yaml.Node, pointer: str) -> None:
+        self.findings.append(
+            _finding(
+                "KV004",
+                f"custom YAML tag {node.tag!r} is not allowed; kvlint loads plain data only "
+                "(remove the tag)",
+                self.file,
+                self.index,
+                pointer,
+                _span(node),
+            )
+        )
+        return None
+
+    def _scalar(self, node: yaml.Node, pointer: str) -> Any:
+        tag = node.tag
+        if tag not in _SCALAR_TAGS:
+            return self._custom_tag(node, pointer)
+        if tag == _STD + "str" or tag == _STD + "timestamp":
+            return str(node.value)
+        try:
+            if tag == _STD + "int":
+                return _constructor.construct_yaml_int(node)
+            if tag == _STD + "float":
+                return _constructor.construct_yaml_float(node)
+            if tag == _STD + "bool":
+                return _constructor.construct_yaml_bool(node)
+            return None
+        except (ValueError, yaml.YAMLError):
+            return str(node.value)
+
+    def _mapping(self, node: yaml.MappingNode, pointer: str, depth: int) -> Any:
+        if node.tag not in _MAP_TAGS:
+            return self._custom_tag(node, pointer)
+        result: Dict[str, Any] = {}
+        first_seen: Dict[str, yaml.Node] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _STD + "merge":
+                # `<<: *base` merges are legal YAML 1.1; apply them with the same metering.
+                merged = self.build(value_node, pointer + "/<<", depth + 1)
+                for part in merged if isinstance(merged, list) else [merged]:
+                    if isinstance(part, dict):
+                        for k, v in part.items():
+                            result.setdefault(k, v)
+                continue
+            if not isinstance(key_node, yaml.ScalarNode):
+                self.findings.append(
+                    _finding(
+                        "KV004",
+                        "mapping keys must be plain scalars, not collections",
+                        self.file,
+                        self.index,
+                        pointer,
+                        _span(key_node),
+                    )
+                )
+                continue
+            key = str(self._scalar(key_node, pointer))
+            child = f"{pointer}/{escape_pointer_token(key)}"
+            if key in first_seen:
+                first = first_seen[key]
+                self.findings.append(
+                    _finding(
+                        "KV002",
+                        f"duplicate key {key!r} (first defined at line "
+                        f"{first.start_mark.line + 1}, column {first.start_mark.column + 1}); "
+                        "YAML keeps only the last value",
+                        self.file,
+                        self.index,
+                        child,
+                        _span(key_node),
+                        related=(
+                            Related(
+                                "first definition",
+                                first.start_mark.line + 1,
+                                first.start_mark.column + 1,
+                            ),
+                        ),
+                    )
+                )
+                # Later value wins, as every YAML loader does, but positions follow it too.
+                self.value_spans.pop(child, None)
+            first_seen[key] = key_node
+            self.key_spans[child] = _span(key_node)
+            result[key] = self.build(value_node, child, depth + 1)
+        return result
+
+
+def _finding(
+    code: str,
+    message: str,
+    file: str,
+    document: int,
+    pointer: str,
+    span: Optional[Span],
+    related: Tuple[Related, ...] = (),
+) -> Finding:
+    finding = Finding(
+        code=code,
+        name="",
+        severity="error",
+        message=message,
+        file=file,
+        pointer=pointer,
+        document=document,
+        related=related,
+    )
+    return finding.with_location(span)
+
+
+def _decode(raw: bytes, path: str) -> Tuple[Optional[str], Optional[Finding]]:
+    if len(raw) > MAX_FILE_BYTES:
+        return None, _finding(
+            "KV004",
+            f"file is {len(raw):,} bytes, above the {MAX_FILE_BYTES:,}-byte limit for manifests",
+            path,
+            0,
+            "",
+            Span(1, 1, 1, 1),
+        )
+    nul = raw.find(b"\x00", 0, 8192)
+    if nul >= 0:
+        line = raw.count(b"\n", 0, nul) + 1
+        return None, _finding(
+            "KV004", "binary content (NUL byte); not a YAML or JSON manifest", path, 0, "",
+            Span(line, 1, line, 1),
+        )
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        return None, _finding(
+            "KV004",
+            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+            "save the manifest as UTF-8",
+            path,
+            0,
+            "",
+            Span(line, column, line, column),
+        )
+    return text, None
+
+
+def _syntax_finding(exc: yaml.YAMLError, path: str, document: int) -> Finding:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None)
+    message = f"{context}, {problem}" if context else str(problem)
+    span = Span(mark.line + 1, mark.column + 1, mark.line + 1, mark.column + 1) if mark else None
+    return _finding("KV001", f"invalid YAML: {message}", path, document, "", span)
+
+
+def _compose(text: str) -> Iterator[Optional[yaml.Node]]:
+    loader = _Loader(text)
+    try:
+        while loader.check_node():
+            yield loader.get_node()
+    finally:
+        loader.dispose()
+
+
+def load_text(text: str, path: str) -> LoadedFile:
+    loaded = LoadedFile(path=path, text=text)
+    index = -1
+    try:
+        for index, node in enumerate(_compose(text)):
+            if index >= MAX_DOCUMENTS:
+                loaded.findings.append(
+                    _finding(
+                        "KV004",
+                        f"more than {MAX_DOCUMENTS:,} documents in one file; "
+                        "the rest are not checked",
+                        path,
+                        index,
+                        "",
+                        _span(node) if node is not None else None,
+                    )
+                )
+                break
+            _add_document(loaded, node, index)
+    except yaml.YAMLError as exc:
+        loaded.findings.append(_syntax_finding(exc, path, max(index, 0)))
+    except RecursionError:
+        loaded.findings.append(
+            _finding("KV004", f"nesting deeper than {MAX_DEPTH} levels", path, 0, "", None)
+        )
+    if index == -1 and not loaded.findings:
+        loaded.findings.append(
+            _finding("KV003", "the file holds no YAML document", path, 0, "", Span(1, 1, 1, 1))
+        )
+    if "kvlint:" in text:
+        loaded.suppressions.extend(find_suppressions(text))
+    return loaded
+
+
+def _add_document(loaded: LoadedFile, node: Optional[yaml.Node], index: int) -> None:
+    if node is None or (
+        isinstance(node, yaml.ScalarNode) and node.tag == _STD + "null" and node.value in ("", "~", "null")
+    ):
+        line = node.start_mark.line + 1 if node is not None else 1
+        loaded.findings.append(
+            _finding(
+                "KV003", f"document {index + 1} is empty", loaded.path, index, "",
+                Span(line, 1, line, 1),
+            )
+        )
+        return
+    builder = _Builder(loaded.path, index)
+    try:
+        data = builder.build(node)
+    except _Budget as exc:
+        loaded.findings.extend(builder.findings)
+        loaded.findings.append(
+            _finding("KV004", str(exc), loaded.path, index, "", _span(exc.node))
+        )
+        return
+    loaded.findings.extend(builder.findings)
+    loaded.documents.append(
+        Document(
+            file=loaded.path,
+            index=index,
+            data=data,
+            value_spans=builder.value_spans,
+            key_spans=builder.key_spans,
+            start_line=node.start_mark.line + 1,
+        )
+    )
+
+
+def load_bytes(raw: bytes, path: str) -> LoadedFile:
+    text, problem = _decode(raw, path)
+    if text is None:
+        loaded = LoadedFile(path=path, text="")
+        assert problem is not None
+        loaded.findings.append(problem)
+        return loaded
+    return load_text(text, path)
+
+
+# --- suppressions -------------------------------------------------------------------------
+
+_SUPPRESSION = re.compile(
+    r"#\s*kvlint:\s*ignore\[(?P<codes>[^\]]*)\](?:\s*--\s*(?P<reason>.*))?\s*$"
+)
+
+
+def _scalar_regions(text: str) -> List[Tuple[int, int, int, int]]:
+    """(start_line, start_col, end_line, end_col), 0-based, of every scalar token.
+
+    A `#` inside one of these is part of a value, not a comment (yamllint's approach: comments
+    are what lies between tokens).
+    """
+    regions = []
+    scanner = _Loader(text)
+    try:
+        while True:
+            token = scanner.get_token()
+            if token is None or isinstance(token, yaml.StreamEndToken):
+                break
+            if isinstance(token, yaml.ScalarToken):
+                s, e = token.start_mark, token.end_mark
+                regions.append((s.line, s.column, e.line, e.column))
+    except yaml.YAMLError:
+        pass  # a syntax error is reported elsewhere; suppressions before it still count
+    finally:
+        scanner.dispose()
+    return regions
+
+
+def find_suppressions(text: str) -> List[Suppression]:
+    lines = text.splitlines()
+    candidates = [
+        (number, line) for number, line in enumerate(lines) if "kvlint:" in line and "#" in line
+    ]
+    if not candidates:
+        return []
+    regions = _scalar_regions(text)
+    found: List[Suppression] = []
+    for number, line in candidates:
+        for match in re.finditer(r"#", line):
+            col = match.start()
+            if col > 0 and not line[col - 1].isspace():
+                continue
+            if any(_inside(region, number, col) for region in regions):
+                continue
+            parsed = _SUPPRESSION.match(line, col)
+            if not parsed:
+                continue
+            codes = tuple(c.strip() for c in parsed.group("codes").split(",") if c.strip())
+            standalone = line[:col].strip() == ""
+            target = number + 1
+            if standalone:
+                target = _next_content_line(lines, number) or number + 1
+            found.append(
+                Suppression(
+                    line=number + 1,
+                    column=col + 1,
+                    target_line=target,
+                    codes=codes,
+                    reason=(parsed.group("reason") or "").strip(),
+                )
+            )
+            break
+    return found
+
+
+def _inside(region: Tuple[int, int, int, int], line: int, col: int) -> bool:
+    start_line, start_col, end_line, end_col = region
+    if line < start_line or line > end_line:
+        return False
+    if line == start_line and col < start_col:
+        return False
+    if line == end_line and col >= end_col:
+        return False
+    return True
+
+
+def _next_content_line(lines: List[str], number: int) -> Optional[int]:
+    for later in range(number + 1, len(lines)):
+        stripped = lines[later].strip()
+        if stripped and not stripped.startswith("#"):
+            return later + 1
+    return None

@@ -1,0 +1,1 @@
+"""Reporters: formatters only; they never compute."""

@@ -1,0 +1,35 @@
+"""`--output-format json`: exactly SPEC section 4."""
+
+from __future__ import annotations
+
+import json
+
+from kvlint.check import CheckResult
+
+
+def format_json(result: CheckResult) -> str:
+    document = {
+        "version": 1,
+        "summary": {
+            "files": len(result.files),
+            "documents": result.documents,
+            "errors": result.count("error"),
+            "warnings": result.count("warning"),
+            "infos": result.count("info"),
+        },
+        "diagnostics": [
+            {
+                "code": f.code,
+                "name": f.name,
+                "severity": f.severity,
+                "message": f.message,
+                "file": f.file,
+                "line": f.line,
+                "column": f.column,
+                "pointer": f.pointer,
+                "url": f.url,
+            }
+            for f in result.findings
+        ],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,80 @@
+"""`--output-format sarif`: SARIF 2.1.0 as GitHub code scanning accepts it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List
+
+from kvlint import __version__
+from kvlint.check import CheckResult
+from kvlint.rulebook import Rulebook
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _rule_descriptor(rule) -> Dict[str, Any]:
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": " ".join(rule.rationale.split())},
+        "help": {
+            "text": " ".join(rule.remediation.split()),
+            "markdown": rule.remediation,
+        },
+        "helpUri": rule.url,
+        "defaultConfiguration": {"level": _LEVEL[rule.severity]},
+        "properties": {"tags": ["kvlint", rule.code[:3]]},
+    }
+
+
+def format_sarif(result: CheckResult, rulebook: Rulebook) -> str:
+    rules = list(rulebook)
+    index = {rule.code: i for i, rule in enumerate(rules)}
+    results: List[Dict[str, Any]] = []
+    for finding in result.findings:
+        region: Dict[str, Any] = {"startLine": finding.line, "startColumn": finding.column}
+        if finding.end_line:
+            region["endLine"] = finding.end_line
+            if finding.end_column:
+                region["endColumn"] = finding.end_column
+        entry: Dict[str, Any] = {
+            "ruleId": finding.code,
+            "level": _LEVEL[finding.severity],
+            "message": {"text": finding.message},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": finding.file, "uriBaseId": "%SRCROOT%"},
+                        "region": region,
+                    }
+                }
+            ],
+            "partialFingerprints": {
+                "kvlint/v1": f"{finding.code}:{finding.file}:{finding.pointer}",
+            },
+        }
+        if finding.code in index:
+            entry["ruleIndex"] = index[finding.code]
+        results.append(entry)
+    document = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "kvlint",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": "https://github.com/kvlint/kvlint",
+                        "rules": [_rule_descriptor(rule) for rule in rules],
+                    }
+                },
+                "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The directory kvlint ran in."}}},
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,273 @@
+"""Rules as data: loading `rules/KV*.yaml`, selecting them, evaluating their conditions.
+
+A rule's condition is a JSON Schema over the facts document (kvlint/facts.py); the rule fires
+when the facts validate. `for_each` names a list in the facts; the condition then sees the facts
+plus `item`, and the rule can fire once per element.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+import yaml
+
+from kvlint.catalog.versions import version_matches as matches_specifier
+from kvlint.findings import Finding
+from kvlint.resources import rules_dir
+
+DOCS_BASE = "https://github.com/kvlint/kvlint/blob/main/docs/rules/"
+
+try:
+    _YamlLoader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover
+    _YamlLoader = yaml.SafeLoader
+
+
+class RuleError(Exception):
+    """A rule file that cannot be used (bad YAML, fails schemas/rule.json, duplicate code)."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: str
+    summary: str
+    rationale: str
+    remediation: str
+    sources: Tuple[Mapping[str, str], ...]
+    message: str
+    stage: str = "facts"
+    engines: Tuple[str, ...] = ()
+    versions: str = ""
+    kinds: Tuple[str, ...] = ()
+    for_each: Optional[str] = None
+    condition: Any = None
+    pointer: str = ""
+    examples: Tuple[Mapping[str, Any], ...] = ()
+    path: str = ""
+    builtin: bool = True
+
+    @property
+    def url(self) -> str:
+        return f"{DOCS_BASE}{self.code}.md"
+
+    def applies(self, engine: Optional[str], version: Optional[str], kind: str = "Deployment") -> bool:
+        if self.kinds and kind not in self.kinds:
+            return False
+        if self.engines and engine not in self.engines:
+            return False
+        if self.versions:
+            if not version:
+                return False
+            return matches_specifier(version, self.versions)
+        return True
+
+
+@dataclass
+class Rulebook:
+    rules: Dict[str, Rule] = field(default_factory=dict)  # by code
+    by_name: Dict[str, str] = field(default_factory=dict)  # name -> code
+    _validators: Dict[str, Any] = field(default_factory=dict)
+
+    def get(self, code_or_name: str) -> Optional[Rule]:
+        key = code_or_name.strip()
+        if key.upper() in self.rules:
+            return self.rules[key.upper()]
+        code = self.by_name.get(key.lower())
+        return self.rules.get(code) if code else None
+
+    def __iter__(self):
+        return iter(sorted(self.rules.values(), key=lambda r: r.code))
+
+    def add(self, rule: Rule) -> None:
+        if rule.code in self.rules:
+            raise RuleError(f"{rule.path}: rule code {rule.code} is already defined by {self.rules[rule.code].path}")
+        if rule.name in self.by_name:
+            raise RuleError(f"{rule.path}: rule name {rule.name} is already used by {self.by_name[rule.name]}")
+        self.rules[rule.code] = rule
+        self.by_name[rule.name] = rule.code
+
+    def expand(self, selectors: Iterable[str]) -> Tuple[List[str], List[str]]:
+        """Codes matched by selectors (code, prefix, name or ALL) and the selectors matching nothing."""
+        matched: List[str] = []
+        unknown: List[str] = []
+        for selector in selectors:
+            codes = self.match(selector)
+            if codes:
+                matched.extend(codes)
+            else:
+                unknown.append(selector)
+        return matched, unknown
+
+    def match(self, selector: str) -> List[str]:
+        token = selector.strip()
+        if not token:
+            return []
+        if token.upper() == "ALL":
+            return sorted(self.rules)
+        rule = self.get(token)
+        if rule:
+            return [rule.code]
+        prefix = token.upper()
+        if re.fullmatch(r"[A-Z]+[0-9]{0,2}", prefix):
+            return sorted(code for code in self.rules if code.startswith(prefix))
+        return []
+
+    def decorate(self, finding: Finding) -> Finding:
+        """Fill name, severity and url from the rule metadata."""
+        rule = self.rules.get(finding.code)
+        if rule is None:
+            return finding
+        from dataclasses import replace
+
+        return replace(finding, name=rule.name, severity=rule.severity, url=rule.url)
+
+    def condition_validator(self, rule: Rule) -> Any:
+        validator = self._validators.get(rule.code)
+        if validator is None:
+            from jsonschema import Draft202012Validator
+
+            validator = Draft202012Validator(rule.condition)
+            self._validators[rule.code] = validator
+        return validator
+
+    def evaluate(
+        self,
+        facts: Mapping[str, Any],
+        enabled: Optional[Sequence[str]] = None,
+        stage: str = "facts",
+    ) -> List[Tuple[Rule, str, str]]:
+        """(rule, message, pointer) for every rule of `stage` whose condition holds."""
+        engine = _dig(facts, "engine.name")
+        version = _dig(facts, "engine.version")
+        kind = _dig(facts, "kind") or "Deployment"
+        fired: List[Tuple[Rule, str, str]] = []
+        for rule in self:
+            if rule.stage != stage or rule.condition is None:
+                continue
+            if enabled is not None and rule.code not in enabled:
+                continue
+            if not rule.applies(engine, version, kind):
+                continue
+            validator = self.condition_validator(rule)
+            if rule.for_each:
+                items = _resolve_pointer(facts, rule.for_each)
+                for item in items if isinstance(items, list) else []:
+                    context = dict(facts)
+                    context["item"] = item
+                    if validator.is_valid(context):
+                        fired.append((rule, render(rule.message, context), render(rule.pointer, context)))
+            elif validator.is_valid(facts):
+                fired.append((rule, render(rule.message, facts), render(rule.pointer, facts)))
+        return fired
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\}")
+
+
+def _dig(data: Any, dotted: str) -> Any:
+    current = data
+    for part in dotted.split("."):
+        if isinstance(current, Mapping):
+            current = current.get(part)
+        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        else:
+            return None
+    return current
+
+
+def _format_value(value: Any) -> str:
+    if value is None:
+        return "unknown"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:,.2f}"
+    if isinstance(value, int):
+        return f"{value:,}" if abs(value) >= 10000 else str(value)
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_format_value(v) for v in value) if value else "none"
+    return str(value)
+
+
+def render(template: str, context: Mapping[str, Any]) -> str:
+    return _PLACEHOLDER.sub(lambda m: _format_value(_dig(context, m.group(1))), template)
+
+
+def _resolve_pointer(data: Any, pointer: str) -> Any:
+    current = data
+    for token in pointer.split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(current, Mapping):
+            current = current.get(token)
+        elif isinstance(current, list) and token.isdigit() and int(token) < len(current):
+            current = current[int(token)]
+        else:
+            return None
+    return current
+
+
+def _rule_from_data(data: Mapping[str, Any], path: str, builtin: bool) -> Rule:
+    applies = data.get("applies_to") or {}
+    return Rule(
+        code=data["code"],
+        name=data["name"],
+        severity=data["severity"],
+        summary=data["summary"].strip(),
+        rationale=data["rationale"].strip(),
+        remediation=data["remediation"].strip(),
+        sources=tuple(data["sources"]),
+        message=data["message"].strip(),
+        stage=data.get("stage", "facts"),
+        engines=tuple(applies.get("engines", ())),
+        versions=applies.get("versions", ""),
+        kinds=tuple(applies.get("kinds", ())),
+        for_each=data.get("for_each"),
+        condition=data.get("condition"),
+        pointer=data.get("pointer", ""),
+        examples=tuple(data.get("examples", ())),
+        path=path,
+        builtin=builtin,
+    )
+
+
+def read_rule_file(path: Path, validate: bool) -> Rule:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.load(handle, Loader=_YamlLoader)
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise RuleError(f"{path}: cannot read rule file: {exc}") from None
+    if validate:
+        from kvlint.schema import first_error
+
+        problem = first_error(data, "rule.json")
+        if problem:
+            raise RuleError(f"{path}: invalid rule file: {problem}")
+    elif not isinstance(data, dict) or "code" not in data:
+        raise RuleError(f"{path}: not a rule file")
+    return _rule_from_data(data, str(path), builtin=not validate)
+
+
+def rule_files(directory: Path) -> List[Path]:
+    return sorted(p for p in directory.glob("*.yaml") if p.is_file())
+
+
+@lru_cache(maxsize=8)
+def load_rulebook(extra_dirs: Tuple[str, ...] = ()) -> Rulebook:
+    """Built-in rules (validated by the test suite) plus organisation rules (validated here)."""
+    book = Rulebook()
+    for path in rule_files(rules_dir()):
+        book.add(read_rule_file(path, validate=False))
+    for directory in extra_dirs:
+        folder = Path(directory)
+        if not folder.is_dir():
+            raise RuleError(f"rules-dir {directory} is not a directory")
+        for path in rule_files(folder):
+            book.add(read_rule_file(path, validate=True))
+    return book

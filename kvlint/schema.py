@@ -1,0 +1,213 @@
+"""The `schema` stage: JSON Schema validation whose errors become KV1xx findings.
+
+One validator per schema file, built once per process (kubeconform's and check-jsonschema's
+lesson: compiling the schema dominates the cost of validating small documents).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence
+
+from kvlint.findings import Finding
+from kvlint.load import Document, escape_pointer_token
+from kvlint.resources import schemas_dir
+from kvlint.units import size_hint
+
+MANIFEST_SCHEMA = "manifest.v1.json"
+
+_RANGE_KEYWORDS = {
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minItems",
+    "maxItems",
+    "minLength",
+    "maxLength",
+    "minProperties",
+    "maxProperties",
+    "multipleOf",
+}
+
+
+@lru_cache(maxsize=None)
+def load_schema(name: str) -> Dict[str, Any]:
+    with open(schemas_dir() / name, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+@lru_cache(maxsize=None)
+def validator_for(name: str) -> Any:
+    from jsonschema import Draft202012Validator  # imported here: it is the costliest import
+
+    return Draft202012Validator(load_schema(name))
+
+
+def validator_for_path(path: Path) -> Any:
+    from jsonschema import Draft202012Validator
+
+    with open(path, encoding="utf-8") as handle:
+        return Draft202012Validator(json.load(handle))
+
+
+def pointer_of(path: Iterable[Any]) -> str:
+    return "".join("/" + escape_pointer_token(str(part)) for part in path)
+
+
+def did_you_mean(word: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    if not close:
+        lowered = {c.lower(): c for c in choices}
+        if word.lower() in lowered:
+            close = [lowered[word.lower()]]
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _describe(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _finding(code: str, message: str, document: Document, pointer: str, on_key: bool) -> Finding:
+    finding = Finding(
+        code=code,
+        name="",
+        severity="error",
+        message=message,
+        file=document.file,
+        pointer=pointer,
+        document=document.index,
+    )
+    return finding.with_location(document.span(pointer, prefer_key=on_key))
+
+
+def _leaf_errors(error: Any) -> List[Any]:
+    """For anyOf/oneOf, the sub-error that best explains the failure (check-jsonschema's way)."""
+    if error.validator in ("anyOf", "oneOf") and error.context:
+        from jsonschema.exceptions import best_match
+
+        best = best_match(error.context)
+        if best is not None and best.validator not in ("type",):
+            return _leaf_errors(best)
+    return [error]
+
+
+def _convert(error: Any, document: Document) -> List[Finding]:
+    pointer = pointer_of(error.absolute_path)
+    keyword = error.validator
+    instance = error.instance
+    if keyword in ("anyOf", "oneOf") and isinstance(instance, str):
+        hint = size_hint(instance)
+        if hint:
+            return [_finding("KV105", hint, document, pointer, False)]
+    if keyword in ("anyOf", "oneOf"):
+        leaves = _leaf_errors(error)
+        if leaves[0] is not error:
+            return [f for leaf in leaves for f in _convert(leaf, document)]
+        names = {
+            "anyOf": "does not match any allowed form",
+            "oneOf": "must match exactly one allowed form",
+        }
+        return [
+            _finding("KV199", f"{_describe(instance)} {names[keyword]}: {error.message}", document, pointer, False)
+        ]
+    if keyword == "required":
+        missing = [name for name in error.validator_value if name not in (instance or {})]
+        where = f"in {pointer}" if pointer else "at the top level"
+        return [
+            _finding("KV101", f"missing required property {name!r} {where}", document, pointer, True)
+            for name in missing
+        ]
+    if keyword in ("additionalProperties", "unevaluatedProperties"):
+        allowed = sorted(error.schema.get("properties", {}))
+        extras = [key for key in instance if key not in allowed]
+        where = f"in {pointer}" if pointer else "at the top level"
+        return [
+            _finding(
+                "KV102",
+                f"unknown property {key!r} {where}{did_you_mean(key, allowed)}"
+                + ("" if did_you_mean(key, allowed) else f" (allowed: {', '.join(allowed)})"),
+                document,
+                f"{pointer}/{escape_pointer_token(key)}",
+                True,
+            )
+            for key in extras
+        ]
+    if keyword == "type":
+        expected = error.validator_value
+        expected_text = " or ".join(expected) if isinstance(expected, list) else expected
+        return [
+            _finding(
+                "KV103",
+                f"{pointer or 'document'} must be {expected_text}, not {_describe(instance)}",
+                document,
+                pointer,
+                False,
+            )
+        ]
+    if keyword in ("enum", "const"):
+        allowed_values = error.validator_value if keyword == "enum" else [error.validator_value]
+        hint = ""
+        if isinstance(instance, str):
+            hint = did_you_mean(instance, [str(v) for v in allowed_values])
+        listing = ", ".join(str(v) for v in allowed_values)
+        return [
+            _finding(
+                "KV104",
+                f"{_describe(instance)} is not allowed for {pointer or 'document'} "
+                f"(expected {listing}){hint}",
+                document,
+                pointer,
+                False,
+            )
+        ]
+    if keyword in ("pattern", "format"):
+        if isinstance(instance, str) and size_hint(instance):
+            return [_finding("KV105", size_hint(instance) or "", document, pointer, False)]
+        description = error.schema.get("description", "")
+        suffix = f" ({description})" if description else f" (pattern {error.validator_value})"
+        return [
+            _finding(
+                "KV105",
+                f"{_describe(instance)} does not have the expected form for {pointer}{suffix}",
+                document,
+                pointer,
+                False,
+            )
+        ]
+    if keyword in _RANGE_KEYWORDS:
+        return [_finding("KV106", f"{pointer or 'document'}: {error.message}", document, pointer, False)]
+    return [_finding("KV199", f"{pointer or 'document'}: {error.message}", document, pointer, False)]
+
+
+def validate_document(document: Document, schema_name: str = MANIFEST_SCHEMA) -> List[Finding]:
+    if not isinstance(document.data, dict):
+        return [
+            _finding(
+                "KV103",
+                f"a manifest must be a mapping, not {type(document.data).__name__}",
+                document,
+                "",
+                False,
+            )
+        ]
+    validator = validator_for(schema_name)
+    findings: List[Finding] = []
+    for error in validator.iter_errors(document.data):
+        findings.extend(_convert(error, document))
+    return findings
+
+
+def is_valid(data: Any, schema_name: str = MANIFEST_SCHEMA) -> bool:
+    return validator_for(schema_name).is_valid(data)
+
+
+def first_error(data: Any, schema_name: str) -> Optional[str]:
+    for error in validator_for(schema_name).iter_errors(data):
+        where = pointer_of(error.absolute_path) or "top level"
+        return f"{where}: {error.message}"
+    return None

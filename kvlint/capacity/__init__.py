@@ -1,0 +1,163 @@
+"""The capacity stage: pure arithmetic on a `Deployment` (no I/O, no globals).
+
+`compute(deployment)` gives the layout formula (per token, static scales, one sequence) and the
+engine's own accounting (pool, blocks, tokens, concurrency) as a `CapacityResult`. It never raises
+on a Deployment with unknown pieces: what cannot be computed is None, and why is in `assumptions`.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+from kvlint.capacity.layout import (
+    PerTokenBytes,
+    SequenceBytes,
+    per_token,
+    requested_format,
+    sequence,
+    static_scales,
+)
+from kvlint.capacity.pool import PoolEstimate, sglang_pool, trtllm_pool, vllm_pool
+from kvlint.capacity.release import parse_release
+from kvlint.capacity.result import (
+    CapacityResult,
+    Difference,
+    EngineCapacity,
+    LayerGroupCapacity,
+)
+from kvlint.capacity.sglang import sglang_capacity
+from kvlint.capacity.trtllm import trtllm_capacity
+from kvlint.capacity.vllm import LATEST_KNOWN, vllm_capacity
+from kvlint.deployment import Deployment
+
+__all__ = [
+    "CapacityResult",
+    "Difference",
+    "EngineCapacity",
+    "LayerGroupCapacity",
+    "compute",
+]
+
+
+def _engine(deployment: Deployment, notes: List[str]) -> Optional[EngineCapacity]:
+    if deployment.engine == "vllm":
+        release = parse_release(deployment.engine_version) or LATEST_KNOWN
+        pool: PoolEstimate = vllm_pool(deployment, release)
+        notes.extend(pool.assumptions)
+        return vllm_capacity(deployment, pool, notes)
+    if deployment.engine == "sglang":
+        pool = sglang_pool(deployment)
+        notes.extend(pool.assumptions)
+        return sglang_capacity(deployment, pool, notes)
+    if deployment.engine == "tensorrt-llm":
+        pool = trtllm_pool(deployment)
+        notes.extend(pool.assumptions)
+        return trtllm_capacity(deployment, pool, notes)
+    notes.append(f"engine {deployment.engine!r} has no capacity model")
+    return None
+
+
+def _differences(pt: Optional[PerTokenBytes], seq: Optional[SequenceBytes],
+                 engine: Optional[EngineCapacity], fmt: Optional[str]) -> Tuple[Difference, ...]:
+    """Why the corrected figures differ from the dtype-only estimate, one cause at a time."""
+    out: List[Difference] = []
+    if pt is not None:
+        if pt.scale_bytes:
+            pct = 100.0 * pt.scale_bytes / pt.payload_bytes if pt.payload_bytes else 0.0
+            out.append(Difference(
+                "scales",
+                f"per-token scale metadata adds {pt.scale_bytes:,} B per token "
+                f"({pct:.2f}% of the payload)",
+                bytes_per_token=pt.scale_bytes,
+                sequence_bytes=seq.scale_bytes if seq else None))
+        if pt.skipped_layer_bytes:
+            extra = pt.skipped_layer_bytes - pt.skipped_layer_naive_bytes
+            out.append(Difference(
+                "skipped_layers",
+                f"layers kept at the model dtype add {extra:,} B per token over {fmt}",
+                bytes_per_token=extra))
+        format_extra = (pt.payload_bytes - pt.skipped_layer_bytes) - (
+            pt.naive_bytes - pt.skipped_layer_naive_bytes)
+        if format_extra:
+            out.append(Difference(
+                "format",
+                f"the {fmt} record stores {format_extra:,} B per token beyond its dtype rate "
+                "(e.g. a RoPE part kept in BF16)",
+                bytes_per_token=format_extra))
+    if seq is not None and seq.full_length_bytes != seq.bytes:
+        saved = seq.full_length_bytes - seq.bytes
+        out.append(Difference(
+            "windows",
+            f"sliding/chunked layers retain at most their window: {saved:,} B less per "
+            f"{seq.tokens:,}-token sequence",
+            sequence_bytes=-saved))
+    if engine is not None and engine.naive_tokens is not None and engine.startup_error is None:
+        delta = engine.kv_cache_tokens - engine.naive_tokens
+        if delta:
+            out.append(Difference(
+                "engine",
+                f"the engine reports {engine.kv_cache_tokens:,} tokens against the dtype-only "
+                f"{engine.naive_tokens:,} (pool / naive bytes per token): {delta:+,} tokens "
+                "from all of the above plus block rounding, page padding, layer grouping and "
+                "window reservations",
+                tokens=delta))
+    return tuple(out)
+
+
+def compute(deployment: Deployment) -> CapacityResult:
+    """Corrected capacity of one deployment. Never raises on unknown pieces."""
+    notes: List[str] = []
+    model = deployment.model
+    if model is None or not deployment.layers:
+        notes.append("model geometry unknown: per-token, sequence and engine figures omitted")
+    pt = per_token(deployment)
+    scales = static_scales(deployment)
+    tokens = deployment.max_model_len
+    if tokens is None and model is not None:
+        tokens = model.max_position_embeddings
+        if tokens is not None:
+            notes.append(f"sequence length defaulted to max_position_embeddings ({tokens})")
+    seq = sequence(deployment, tokens) if tokens else None
+    if model is not None and deployment.layers and scales is not None:
+        if scales.granularity is None and scales.kv_bytes:
+            notes.append("static scale granularity not given: per-tensor assumed")
+        if model.dtype == "float32":
+            notes.append("float32 model dtype taken as bfloat16 for unquantized layers "
+                         "(vLLM dtype auto downcasts float32)")
+    engine = None
+    try:
+        engine = _engine(deployment, notes)
+    except (ArithmeticError, ValueError) as exc:  # a malformed geometry must not crash lint
+        notes.append(f"engine capacity not computed: {exc}")
+    replicated = latent = False
+    for plan in deployment.layers:
+        if plan.geometry.is_mla:
+            latent = latent or deployment.tensor_parallel > 1
+        elif deployment.tensor_parallel > plan.geometry.num_kv_heads:
+            replicated = True
+    if replicated:
+        notes.append(f"tensor parallel {deployment.tensor_parallel} exceeds the KV head count: "
+                     "each GPU holds max(1, Hkv // tp) replicated heads")
+    fmt = requested_format(deployment)
+    seen = []
+    for note in notes:
+        if note not in seen:
+            seen.append(note)
+    return CapacityResult(
+        file=deployment.file,
+        name=deployment.name,
+        engine_name=deployment.engine,
+        engine_version=deployment.engine_version,
+        kv_dtype=deployment.kv_dtype,
+        cache_format=fmt,
+        per_token=pt,
+        static_scales=scales,
+        sequence=seq,
+        engine=engine,
+        assumptions=tuple(seen),
+        differences=_differences(pt, seq, engine, fmt),
+        tensor_parallel=deployment.tensor_parallel,
+        pipeline_parallel=deployment.pipeline_parallel,
+        kv_heads_replicated=replicated,
+        mla_latent_replicated=latent,
+    )

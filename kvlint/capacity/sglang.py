@@ -1,0 +1,88 @@
+"""SGLang KV-cache accounting (python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py,
+older `model_runner.py` `profile_max_num_token`; shared/reference/engines.md §1.4 and §1.7).
+
+    cell = sum over the stage's layers of bytes per token (kv heads per attention-TP rank)
+    max_total_num_tokens = pool // cell  -> // page_size * page_size, min over PP ranks
+    hybrid SWA: full_tokens = max_tokens * (F + S) / (F + r*S), swa_tokens = full_tokens * r
+
+SGLang has one cache dtype for every layer (no skip sets) and per-tensor scales only, so the
+pool holds no scale metadata except the FP4 block scales.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+from kvlint.capacity.layout import format_token_bytes, naive_token_bytes, requested_format
+from kvlint.capacity.pool import PoolEstimate
+from kvlint.capacity.result import EngineCapacity, LayerGroupCapacity
+from kvlint.capacity.vllm import pp_layer_ranges
+from kvlint.deployment import Deployment
+
+DEFAULT_PAGE_SIZE = 1  # server_args `_handle_page_size`
+DEFAULT_SWA_FULL_TOKENS_RATIO = 0.8  # --swa-full-tokens-ratio default
+
+
+def sglang_capacity(deployment: Deployment, pool: PoolEstimate,
+                    notes: List[str]) -> Optional[EngineCapacity]:
+    if deployment.model is None or not deployment.layers or pool.pool_bytes is None:
+        return None
+    fmt = requested_format(deployment) or "bf16"
+    if any(p.skipped for p in deployment.layers):
+        notes.append("SGLang has no per-layer KV dtype: the skip set is ignored and every layer "
+                     f"is stored as {fmt}")
+    page = deployment.block_size or deployment.backend_block_size or DEFAULT_PAGE_SIZE
+    if deployment.block_size is None:
+        notes.append(f"SGLang page size {page} ({'backend-forced' if deployment.backend_block_size else 'default'})")
+    max_model_len = deployment.max_model_len or deployment.model.max_position_embeddings
+    if deployment.max_model_len is None and max_model_len is not None:
+        notes.append(f"context length defaulted to max_position_embeddings ({max_model_len})")
+    has_swa = any(p.geometry.kind == "sliding" for p in deployment.layers)
+    ratio = DEFAULT_SWA_FULL_TOKENS_RATIO
+    if has_swa:
+        notes.append(f"SGLang hybrid SWA pool assumed with swa_full_tokens_ratio {ratio}; "
+                     "kv_cache_tokens counts the full-attention pool")
+
+    best = None
+    for stage_index, (start, end) in enumerate(
+            pp_layer_ranges(len(deployment.layers), deployment.pipeline_parallel)):
+        plans = deployment.layers[start:end]
+        if not plans:
+            continue
+        full = swa = naive = 0
+        for p in plans:
+            heads = deployment.kv_heads_per_gpu(p.geometry)
+            tb = format_token_bytes(fmt, p.geometry, heads).total
+            naive += naive_token_bytes(fmt, p.geometry, heads)
+            if p.geometry.kind == "sliding":
+                swa += tb
+            else:
+                full += tb
+        cell = full + swa
+        max_tokens = max(0, pool.pool_bytes) // cell if cell else 0
+        if has_swa and swa:
+            full_tokens = int(max_tokens * cell / (full + ratio * swa))
+        else:
+            full_tokens = max_tokens
+        full_tokens = full_tokens // page * page
+        if best is None or full_tokens < best[1]:
+            best = (stage_index, full_tokens, cell, naive, plans)
+    if best is None:
+        return None
+    stage_index, tokens, cell, naive, plans = best
+    concurrency = tokens / max_model_len if max_model_len else 0.0
+    group = LayerGroupCapacity(
+        kind="full", window=None, layers=tuple(p.geometry.index for p in plans), padding_layers=0,
+        cache_format=fmt, block_size=page, bytes_per_token=cell, page_bytes=page * cell,
+        page_padded=False,
+        blocks_per_request=-(-max_model_len // page) if max_model_len else 0,
+    )
+    notes.append("SGLang allocates one extra padding page per layer beyond max_total_num_tokens")
+    return EngineCapacity(
+        engine="sglang", version=deployment.engine_version, pool_bytes_per_gpu=pool.pool_bytes,
+        block_size=page, bytes_per_block=page * cell, num_blocks=tokens // page,
+        kv_cache_tokens=tokens, max_concurrency=concurrency, max_model_len=max_model_len,
+        blocks_per_request=group.blocks_per_request, groups=(group,), pipeline_stage=stage_index,
+        naive_tokens=max(0, pool.pool_bytes) // naive if naive else None,
+        fits_one_sequence=bool(max_model_len) and pool.pool_bytes > 0 and tokens >= max_model_len,
+    )

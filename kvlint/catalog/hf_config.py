@@ -1,0 +1,563 @@
+"""Hugging Face `config.json` -> `ModelGeometry`, the way vLLM reads it.
+
+vLLM instantiates the transformers config class, so class defaults and `__post_init__` logic
+apply before it reads any KV field; a raw-JSON reading gets Gemma 3 (heads, head_dim absent),
+Qwen (window disabled by `use_sliding_window: false`) and Mistral (absent `sliding_window` means
+4096) wrong. This module reproduces the parts of that logic that decide the KV geometry, citing
+the code each rule mirrors (shared/reference/models.md sections 3 and 4). Plain `json` only:
+transformers is never imported.
+
+Also here: `manifest_geometry_overrides`, which applies a manifest's `model.geometry` block
+(SPEC section 2) on top of catalog or config geometry.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from kvlint.deployment import AttentionKind, LayerGeometry, ModelGeometry
+
+
+class ConfigError(Exception):
+    """A config (config.json or manifest geometry) from which no KV geometry can be built."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        super().__init__(message)
+
+
+# --- building the per-layer tuple (shared with the model catalog) -----------------------------
+
+_KIND_SPELLINGS: Dict[str, AttentionKind] = {
+    "full": "full",
+    "full_attention": "full",
+    "global": "full",
+    "sliding": "sliding",
+    "sliding_attention": "sliding",
+    "local": "sliding",
+    "chunked": "chunked",
+    "chunked_attention": "chunked",
+}
+
+
+def attention_kind(spelling: Any, where: str) -> AttentionKind:
+    kind = _KIND_SPELLINGS.get(str(spelling).strip().lower()) if spelling is not None else None
+    if kind is None:
+        raise ConfigError(
+            f"{where}: layer type {spelling!r} is not an attention layer kvlint can size "
+            "(expected full_attention, sliding_attention or chunked_attention)"
+        )
+    return kind
+
+
+def build_layers(
+    kinds: Sequence[AttentionKind],
+    *,
+    window: Optional[int],
+    chunk: Optional[int],
+    num_kv_heads: int,
+    head_dim: int,
+    mla: bool = False,
+    sinks: bool = False,
+    windows: Optional[Sequence[Optional[int]]] = None,
+) -> Tuple[LayerGeometry, ...]:
+    """One `LayerGeometry` per layer. A sliding layer without a window, or a chunked layer without
+    a chunk size, is full attention (vLLM passes `per_layer_sliding_window=None` then)."""
+    layers: List[LayerGeometry] = []
+    for index, kind in enumerate(kinds):
+        size: Optional[int]
+        if mla:
+            kind, size = "full", None  # sliding window is asserted unsupported with MLA
+        elif kind == "sliding":
+            size = windows[index] if windows is not None else window
+        elif kind == "chunked":
+            size = chunk
+        else:
+            size = None
+        if size is None:
+            kind = "full"
+        layers.append(
+            LayerGeometry(
+                index=index,
+                kind=kind,
+                window=size,
+                num_kv_heads=1 if mla else num_kv_heads,
+                head_dim=head_dim,
+                v_head_dim=0 if mla else head_dim,
+                is_mla=mla,
+                has_sinks=sinks,
+            )
+        )
+    return tuple(layers)
+
+
+def expand_pattern(pattern: Sequence[AttentionKind], num_layers: int) -> List[AttentionKind]:
+    return [pattern[i % len(pattern)] for i in range(num_layers)]
+
+
+def _period(kinds: Sequence[str]) -> List[str]:
+    """The shortest repeating unit of a layer-kind list (used to extend it to more layers)."""
+    for size in range(1, len(kinds) + 1):
+        if all(kinds[i] == kinds[i % size] for i in range(len(kinds))):
+            return list(kinds[:size])
+    return list(kinds)
+
+
+# --- config.json -------------------------------------------------------------------------------
+
+# vLLM is_deepseek_mla (v0.11 vllm/config/model.py; v0.33 model_arch_config_convertor.py adds more).
+MLA_MODEL_TYPES = frozenset(
+    {
+        "deepseek_v2",
+        "deepseek_v3",
+        "deepseek_v32",
+        "deepseek_v4",
+        "deepseek_mtp",
+        "kimi_k2",
+        "kimi_linear",
+        "longcat_flash",
+        "glm_moe_dsa",
+    }
+)
+_QWEN_TYPES = frozenset({"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"})
+
+# transformers config-class defaults that matter for KV geometry, applied only when the key is
+# ABSENT from config.json (an explicit null stays null). Sources: configuration_<model>.py in
+# transformers 4.57.1 / 5.20.2 (models.md section 0).
+_CLASS_DEFAULTS: Dict[str, Dict[str, Any]] = {
+    # Gemma3TextConfig: the official 4b/12b configs omit heads, head_dim and max positions.
+    "gemma3_text": {
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+        "head_dim": 256,
+        "max_position_embeddings": 131072,
+        "sliding_window": 4096,
+        "sliding_window_pattern": 6,
+    },
+    "gemma2": {
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+        "head_dim": 256,
+        "max_position_embeddings": 8192,
+        "sliding_window": 4096,
+    },
+    "gemma": {"num_attention_heads": 8, "num_key_value_heads": 16, "head_dim": 256},
+    # MistralConfig: an absent sliding_window means 4096 (v0.1 semantics); v0.3 writes null.
+    "mistral": {"num_key_value_heads": 8, "sliding_window": 4096, "max_position_embeddings": 4096 * 32},
+    "mixtral": {"num_key_value_heads": 8, "sliding_window": None, "max_position_embeddings": 4096 * 32},
+    "gpt_oss": {
+        "num_attention_heads": 64,
+        "num_key_value_heads": 8,
+        "head_dim": 64,
+        "sliding_window": 128,
+        "max_position_embeddings": 131072,
+    },
+    "llama4_text": {
+        "num_attention_heads": 40,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "attention_chunk_size": 8192,
+        "max_position_embeddings": 4096 * 32,
+    },
+    "qwen2": {"use_sliding_window": False, "max_window_layers": 28},
+    "qwen2_moe": {"use_sliding_window": False, "max_window_layers": 28},
+    "qwen3": {"use_sliding_window": False, "max_window_layers": 28},
+    "qwen3_moe": {"use_sliding_window": False, "max_window_layers": 28},
+    "deepseek_v2": {"kv_lora_rank": 512, "qk_rope_head_dim": 64},
+    "deepseek_v3": {"kv_lora_rank": 512, "qk_rope_head_dim": 64},
+}
+
+# The text model inside a multimodal wrapper, when text_config does not name its own model_type.
+_TEXT_MODEL_TYPE = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
+
+# vLLM _get_and_verify_max_len: the smallest of these keys bounds the context.
+_MAX_LEN_KEYS = (
+    "max_position_embeddings",
+    "n_positions",
+    "max_seq_len",
+    "seq_length",
+    "max_target_positions",
+    "max_sequence_length",
+    "max_seq_length",
+    "seq_len",
+)
+
+_DTYPES = {
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float16": "float16",
+    "fp16": "float16",
+    "half": "float16",
+    "float32": "float32",
+    "fp32": "float32",
+    "float": "float32",
+}
+
+
+def _text_config(config: Mapping[str, Any]) -> Tuple[Dict[str, Any], str]:
+    """vLLM get_hf_text_config: the KV geometry of a multimodal model lives in text_config."""
+    top_type = str(config.get("model_type") or "")
+    for key in ("text_config", "llm_config", "language_config"):
+        sub = config.get(key)
+        if isinstance(sub, dict):
+            text = dict(sub)
+            model_type = str(text.get("model_type") or _TEXT_MODEL_TYPE.get(top_type, top_type))
+            return text, model_type
+    return dict(config), top_type
+
+
+def _positive_int(value: Any, key: str, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 1:
+        raise ConfigError(f"{name}: {key} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _first(text: Mapping[str, Any], keys: Sequence[str]) -> Any:
+    for key in keys:
+        value = text.get(key)
+        if value is not None:
+            return value
+    return None
+
+
+def _model_dtype(text: Mapping[str, Any], config: Mapping[str, Any]) -> str:
+    """vLLM dtype=auto: config torch_dtype/dtype (text config, then top level); float32 is loaded
+    as bf16 (the CUDA platform's preferred dtype). Absent: bf16, what the safetensors of the
+    catalog's models hold (an assumption; the manifest's model.dtype overrides it)."""
+    raw = _first(text, ("torch_dtype", "dtype")) or _first(config, ("torch_dtype", "dtype"))
+    dtype = _DTYPES.get(str(raw).replace("torch.", "").lower()) if raw is not None else None
+    if dtype is None or dtype == "float32":
+        return "bfloat16"
+    return dtype
+
+
+def _layer_kinds(
+    text: Mapping[str, Any], model_type: str, num_layers: int, window: Optional[int], name: str
+) -> Tuple[List[AttentionKind], Optional[int]]:
+    """Per-layer attention kinds and the chunk size, following each vLLM model file."""
+    chunk: Optional[int] = None
+    if model_type in ("llama4_text", "llama4"):
+        # llama4.py: nope = no_rope_layers[i] == 0; ChunkedLocalAttention iff not nope and
+        # attention_chunk_size. transformers fills an empty/absent list with int((i+1) % 4 != 0).
+        chunk_raw = text.get("attention_chunk_size")
+        chunk = _positive_int(chunk_raw, "attention_chunk_size", name) if chunk_raw else None
+        interval = text.get("no_rope_layer_interval") or 4
+        no_rope = text.get("no_rope_layers") or [int((i + 1) % interval != 0) for i in range(num_layers)]
+        if len(no_rope) != num_layers:
+            raise ConfigError(f"{name}: no_rope_layers has {len(no_rope)} entries for {num_layers} layers")
+        return ["chunked" if (flag != 0 and chunk) else "full" for flag in no_rope], chunk
+
+    if model_type == "gpt_oss":
+        # gpt_oss.py hard-codes sliding iff layer_idx % 2 == 0 and ignores config.layer_types.
+        return ["sliding" if i % 2 == 0 else "full" for i in range(num_layers)], None
+
+    layer_types = text.get("layer_types")
+    if layer_types is not None:
+        if not isinstance(layer_types, list) or len(layer_types) != num_layers:
+            raise ConfigError(
+                f"{name}: layer_types must list one entry per layer ({num_layers}), "
+                f"got {len(layer_types) if isinstance(layer_types, list) else type(layer_types).__name__}"
+            )
+        kinds = [attention_kind(entry, name) for entry in layer_types]
+        if "chunked" in kinds:
+            chunk_raw = text.get("attention_chunk_size")
+            chunk = _positive_int(chunk_raw, "attention_chunk_size", name) if chunk_raw else None
+        return kinds, chunk
+
+    if model_type == "gemma2":
+        # Gemma2Config: sliding iff (i+1) % 2 != 0 (older vLLM: layer_idx % 2 == 0; same result).
+        return ["sliding" if (i + 1) % 2 else "full" for i in range(num_layers)], None
+    if model_type == "gemma3_text":
+        # Gemma3TextConfig: sliding iff (i+1) % sliding_window_pattern != 0 (default 6).
+        pattern = text.get("sliding_window_pattern") or text.get("_sliding_window_pattern") or 6
+        pattern = _positive_int(pattern, "sliding_window_pattern", name)
+        return ["sliding" if (i + 1) % pattern else "full" for i in range(num_layers)], None
+    if model_type in _QWEN_TYPES:
+        # configuration_qwen2.py: layer i slides iff sliding_window (already None unless
+        # use_sliding_window) and i >= max_window_layers. vLLM accepts all-or-none only; a mixed
+        # layout fails at model init ("Sliding window for some but all layers is not supported").
+        if window is None:
+            return ["full"] * num_layers, None
+        max_window_layers = text.get("max_window_layers")
+        start = int(max_window_layers) if max_window_layers is not None else 0
+        return ["sliding" if i >= start else "full" for i in range(num_layers)], None
+
+    # No layer_types: vLLM sets CacheConfig.sliding_window to the model-wide window, so every layer
+    # slides (Mistral v0.1, Phi-3-mini-4k); with no window every layer is full.
+    return (["sliding"] * num_layers if window is not None else ["full"] * num_layers), None
+
+
+def geometry_from_config(config: Mapping[str, Any], name: str) -> ModelGeometry:
+    """The KV geometry vLLM derives from a Hugging Face config.json (already parsed)."""
+    if not isinstance(config, Mapping):
+        raise ConfigError(f"{name}: config.json must hold a JSON object, got {type(config).__name__}")
+    text, model_type = _text_config(config)
+    for key, value in _CLASS_DEFAULTS.get(model_type, {}).items():
+        text.setdefault(key, value)
+
+    layers_raw = _first(text, ("num_hidden_layers", "n_layer", "num_layers", "n_layers"))
+    if layers_raw is None:
+        raise ConfigError(f"{name}: config.json has no layer count (num_hidden_layers)")
+    num_layers = _positive_int(layers_raw, "num_hidden_layers", name)
+
+    heads_raw = _first(text, ("num_attention_heads", "n_head", "num_heads", "n_heads"))
+    num_heads = _positive_int(heads_raw, "num_attention_heads", name) if heads_raw is not None else None
+
+    # MLA (vLLM is_deepseek_mla): one latent of kv_lora_rank + qk_rope_head_dim per token and
+    # layer, a single KV "head" that tensor parallelism does not split.
+    kv_lora_rank = text.get("kv_lora_rank")
+    is_mla = model_type in MLA_MODEL_TYPES and kv_lora_rank is not None
+    rope_dim: Optional[int] = None
+    if is_mla:
+        kv_lora_rank = _positive_int(kv_lora_rank, "kv_lora_rank", name)
+        if text.get("qk_rope_head_dim") is None:
+            raise ConfigError(f"{name}: MLA config has kv_lora_rank but no qk_rope_head_dim")
+        rope_dim = _positive_int(text["qk_rope_head_dim"], "qk_rope_head_dim", name)
+        head_dim = kv_lora_rank + rope_dim
+        num_kv_heads = 1
+    else:
+        kv_lora_rank = None
+        # get_head_size: head_dim if set and > 0, then hidden_size_per_head, then hidden / heads.
+        explicit = text.get("head_dim")
+        if isinstance(explicit, (int, float)) and not isinstance(explicit, bool) and explicit > 0:
+            head_dim = _positive_int(explicit, "head_dim", name)
+        elif text.get("hidden_size_per_head"):
+            head_dim = _positive_int(text["hidden_size_per_head"], "hidden_size_per_head", name)
+        else:
+            hidden = _first(text, ("hidden_size", "n_embd", "d_model"))
+            if hidden is None or num_heads is None:
+                raise ConfigError(
+                    f"{name}: config.json gives neither head_dim nor hidden_size and num_attention_heads"
+                )
+            head_dim = _positive_int(hidden, "hidden_size", name) // num_heads
+            if head_dim < 1:
+                raise ConfigError(f"{name}: hidden_size is smaller than num_attention_heads")
+        # get_total_num_kv_heads: falcon-style multi-query first, then the alias list, then heads.
+        if text.get("multi_query") and not text.get("new_decoder_architecture"):
+            num_kv_heads = 1
+        else:
+            kv_raw = _first(
+                text,
+                ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num",
+                 "num_attention_groups"),
+            )
+            if kv_raw is None:
+                kv_raw = num_heads
+            if kv_raw is None:
+                raise ConfigError(f"{name}: config.json gives neither num_key_value_heads nor num_attention_heads")
+            num_kv_heads = _positive_int(kv_raw, "num_key_value_heads", name)
+
+    # Model-wide window (get_sliding_window): Qwen's use_sliding_window=false nulls it; 0 means none.
+    window_raw = text.get("sliding_window")
+    if model_type in _QWEN_TYPES and not text.get("use_sliding_window"):
+        window_raw = None
+    windows: Optional[List[Optional[int]]] = None
+    if isinstance(window_raw, list):
+        # Mistral-format per-layer windows (configs/mistral.py _remap_mistral_sliding_window).
+        if len(window_raw) != num_layers:
+            raise ConfigError(f"{name}: sliding_window lists {len(window_raw)} windows for {num_layers} layers")
+        windows = [_positive_int(w, "sliding_window", name) if w else None for w in window_raw]
+        window = next((w for w in windows if w), None)
+        kinds: List[AttentionKind] = ["sliding" if w else "full" for w in windows]
+        chunk = None
+    else:
+        window = _positive_int(window_raw, "sliding_window", name) if window_raw else None
+        kinds, chunk = _layer_kinds(text, model_type, num_layers, window, name)
+
+    has_sinks = model_type == "gpt_oss"  # learned per-head sink logits; no config key
+    max_pos_values = [
+        _positive_int(text[key], key, name)
+        for key in _MAX_LEN_KEYS
+        if isinstance(text.get(key), (int, float)) and not isinstance(text.get(key), bool)
+    ]
+    layers = build_layers(
+        kinds,
+        window=window,
+        chunk=chunk,
+        num_kv_heads=num_kv_heads,
+        head_dim=head_dim,
+        mla=is_mla,
+        sinks=has_sinks,
+        windows=windows,
+    )
+    return ModelGeometry(
+        name=name,
+        num_layers=num_layers,
+        num_attention_heads=num_heads,
+        num_kv_heads=num_kv_heads,
+        head_dim=head_dim,
+        layers=layers,
+        max_position_embeddings=min(max_pos_values) if max_pos_values else None,
+        dtype=_model_dtype(text, config),
+        kv_lora_rank=kv_lora_rank,
+        qk_rope_head_dim=rope_dim,
+        has_sinks=has_sinks,
+        source="config",
+    )
+
+
+def read_config(path: Union[str, Path], name: Optional[str] = None) -> ModelGeometry:
+    """Read a config.json file; `name` defaults to the file's path. Raises ConfigError."""
+    path = Path(path)
+    label = name or str(path)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            config = json.load(handle)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read config.json: {error.strerror or error}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: not valid JSON: {error}") from None
+    return geometry_from_config(config, label)
+
+
+# --- the manifest's model.geometry block -------------------------------------------------------
+
+_GEOMETRY_KEYS = frozenset(
+    {
+        "num_layers",
+        "num_attention_heads",
+        "num_kv_heads",
+        "head_dim",
+        "sliding_window",
+        "layer_types",
+        "mla",
+        "max_position_embeddings",
+    }
+)
+
+
+def manifest_geometry_overrides(
+    base: Optional[ModelGeometry],
+    geometry: Mapping[str, Any],
+    name: str,
+    dtype: Optional[str] = None,
+) -> ModelGeometry:
+    """Apply a manifest's `model.geometry` (SPEC section 2) over `base` (catalog or config
+    geometry, or None). Every given field wins; the rest come from `base`. `dtype` (the
+    manifest's model.dtype) wins over base's dtype. Raises ConfigError when the result is
+    incomplete or inconsistent."""
+    if not isinstance(geometry, Mapping):
+        raise ConfigError(f"{name}: model.geometry must be a mapping")
+    unknown = sorted(set(geometry) - _GEOMETRY_KEYS)
+    if unknown:
+        raise ConfigError(f"{name}: model.geometry has unknown field(s) {', '.join(unknown)}")
+
+    def given(key: str) -> bool:
+        return key in geometry
+
+    def number(key: str) -> Optional[int]:
+        value = geometry.get(key)
+        return None if value is None else _positive_int(value, f"model.geometry.{key}", name)
+
+    num_layers = number("num_layers") if given("num_layers") else None
+    if num_layers is None:
+        if base is None:
+            raise ConfigError(f"{name}: model.geometry needs num_layers (no catalog entry or config.json)")
+        num_layers = base.num_layers
+
+    num_heads = number("num_attention_heads") if given("num_attention_heads") else None
+    if num_heads is None and base is not None:
+        num_heads = base.num_attention_heads
+
+    # MLA: explicit block wins; `mla: null` turns it off; otherwise inherit.
+    kv_lora_rank: Optional[int] = base.kv_lora_rank if base is not None else None
+    rope_dim: Optional[int] = base.qk_rope_head_dim if base is not None else None
+    if given("mla"):
+        mla = geometry["mla"]
+        if mla is None:
+            kv_lora_rank = rope_dim = None
+        elif isinstance(mla, Mapping) and "kv_lora_rank" in mla and "qk_rope_head_dim" in mla:
+            kv_lora_rank = _positive_int(mla["kv_lora_rank"], "model.geometry.mla.kv_lora_rank", name)
+            rope_dim = _positive_int(mla["qk_rope_head_dim"], "model.geometry.mla.qk_rope_head_dim", name)
+        else:
+            raise ConfigError(f"{name}: model.geometry.mla needs kv_lora_rank and qk_rope_head_dim")
+    is_mla = kv_lora_rank is not None and rope_dim is not None
+
+    if is_mla:
+        assert kv_lora_rank is not None and rope_dim is not None
+        head_dim = kv_lora_rank + rope_dim
+        explicit_head = number("head_dim") if given("head_dim") else None
+        if explicit_head is not None and explicit_head != head_dim:
+            raise ConfigError(
+                f"{name}: model.geometry.head_dim {explicit_head} contradicts the MLA latent "
+                f"kv_lora_rank + qk_rope_head_dim = {head_dim}"
+            )
+        num_kv_heads = 1  # vLLM ignores num_key_value_heads under MLA
+    else:
+        head = number("head_dim") if given("head_dim") else None
+        if head is None and base is not None and not base.is_mla:
+            head = base.head_dim
+        if head is None:
+            raise ConfigError(f"{name}: model.geometry needs head_dim (no catalog entry or config.json gives it)")
+        head_dim = head
+        kv = number("num_kv_heads") if given("num_kv_heads") else None
+        if kv is None and base is not None and not base.is_mla:
+            kv = base.num_kv_heads
+        if kv is None:
+            kv = num_heads
+        if kv is None:
+            raise ConfigError(f"{name}: model.geometry needs num_kv_heads or num_attention_heads")
+        num_kv_heads = kv
+
+    # Per-layer kinds and sizes.
+    base_kinds: List[str] = [layer.kind for layer in base.layers] if base is not None else []
+    base_window = next((l.window for l in base.layers if l.kind == "sliding"), None) if base else None
+    base_chunk = next((l.window for l in base.layers if l.kind == "chunked"), None) if base else None
+    window = base_window
+    if given("sliding_window"):
+        window = number("sliding_window")
+
+    if given("layer_types") and geometry["layer_types"] is not None:
+        layer_types = geometry["layer_types"]
+        if not isinstance(layer_types, list) or len(layer_types) != num_layers:
+            raise ConfigError(
+                f"{name}: model.geometry.layer_types must list one entry per layer ({num_layers})"
+            )
+        kinds: List[AttentionKind] = [attention_kind(t, f"{name}: model.geometry.layer_types") for t in layer_types]
+        if "sliding" in kinds and window is None:
+            raise ConfigError(f"{name}: layer_types has sliding_attention layers but no sliding_window is known")
+        if "chunked" in kinds and base_chunk is None:
+            raise ConfigError(
+                f"{name}: layer_types has chunked_attention layers but no attention chunk size is known"
+            )
+    else:
+        if base_kinds and len(base_kinds) == num_layers:
+            kinds = list(base_kinds)  # type: ignore[arg-type]
+        elif base_kinds:
+            kinds = expand_pattern(_period(base_kinds), num_layers)  # type: ignore[arg-type]
+        else:
+            kinds = ["full"] * num_layers
+        if given("sliding_window") and window is not None and "sliding" not in kinds and "chunked" not in kinds:
+            # A model-wide window with no per-layer types: every layer slides (vLLM CacheConfig).
+            kinds = ["sliding"] * num_layers
+
+    max_pos = number("max_position_embeddings") if given("max_position_embeddings") else None
+    if max_pos is None and base is not None:
+        max_pos = base.max_position_embeddings
+    has_sinks = base.has_sinks if base is not None else False
+    layers = build_layers(
+        kinds,
+        window=window,
+        chunk=base_chunk,
+        num_kv_heads=num_kv_heads,
+        head_dim=head_dim,
+        mla=is_mla,
+        sinks=has_sinks,
+    )
+    resolved_dtype = _DTYPES.get(str(dtype).lower(), None) if dtype is not None else None
+    return ModelGeometry(
+        name=name,
+        num_layers=num_layers,
+        num_attention_heads=num_heads,
+        num_kv_heads=num_kv_heads,
+        head_dim=head_dim,
+        layers=layers,
+        max_position_embeddings=max_pos,
+        dtype=resolved_dtype or (base.dtype if base is not None else "bfloat16"),
+        kv_lora_rank=kv_lora_rank if is_mla else None,
+        qk_rope_head_dim=rope_dim if is_mla else None,
+        has_sinks=has_sinks,
+        source="manifest",
+    )

@@ -1,0 +1,112 @@
+"""Layer groups and the capacity stage's prediction of their bytes per block (no torch).
+
+The smoke test measures bytes per block on the tensors it allocates and compares them with what
+`kvlint capacity` predicts. The prediction must come from the capacity stage's own formulas
+(`kvlint.capacity.layout.format_token_bytes`, per GPU, per layer), never from a second copy kept
+here: a manifest whose capacity figure forgot the per-token scales must show up as a mismatch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
+
+from kvlint.deployment import Deployment, LayerPlan
+
+DEFAULT_BLOCK_SIZE = 16  # vLLM CacheConfig.DEFAULT_BLOCK_SIZE
+
+
+@dataclass(frozen=True)
+class LayerGroup:
+    """Layers that share geometry and storage format on one GPU; the smoke test's unit of work."""
+
+    name: str
+    kind: str  # full | sliding | chunked
+    window: Optional[int]
+    cache_format: str  # the effective storage format id (a skipped layer's is the model dtype)
+    skipped: bool
+    kv_heads: int  # per GPU
+    head_dim: int
+    v_head_dim: int
+    is_mla: bool
+    plans: Tuple[LayerPlan, ...]
+
+    @property
+    def layer_indices(self) -> List[int]:
+        return [p.geometry.index for p in self.plans]
+
+
+def _effective_format(plan: LayerPlan, model_dtype: Optional[str]) -> str:
+    from kvlint.capacity import layout
+
+    return layout.effective_format(plan, model_dtype)
+
+
+def layer_groups(deployment: Deployment) -> List[LayerGroup]:
+    model_dtype = deployment.model.dtype if deployment.model else None
+    buckets: Dict[tuple, List[LayerPlan]] = {}
+    for plan in deployment.layers:
+        g = plan.geometry
+        key = (
+            g.kind,
+            g.window if g.kind != "full" else None,
+            _effective_format(plan, model_dtype),
+            plan.skipped,
+            deployment.kv_heads_per_gpu(g),
+            g.head_dim,
+            g.v_head_dim,
+            g.is_mla,
+        )
+        buckets.setdefault(key, []).append(plan)
+    groups = []
+    for key, plans in buckets.items():
+        kind, window, fmt, skipped, heads, d, dv, mla = key
+        label = kind if window is None else f"{kind}({window})"
+        name = f"{label}/{fmt}" + ("/skipped" if skipped else "")
+        groups.append(LayerGroup(name, kind, window, fmt, skipped, heads, d, dv, mla, tuple(plans)))
+    return groups
+
+
+def block_size(deployment: Deployment) -> int:
+    """The block size the capacity stage uses for this deployment's pool."""
+    result = _capacity_result(deployment)
+    engine = getattr(result, "engine", None) if result is not None else None
+    size = getattr(engine, "block_size", None) if engine is not None else None
+    if isinstance(size, int) and size > 0:
+        return size
+    return deployment.block_size or deployment.backend_block_size or DEFAULT_BLOCK_SIZE
+
+
+def _capacity_result(deployment: Deployment):
+    try:
+        from kvlint import capacity
+    except ImportError:
+        return None
+    compute = getattr(capacity, "compute", None)
+    if compute is None:
+        return None
+    try:
+        return compute(deployment)
+    except Exception:  # the capacity stage reports its own problems; the smoke test needs only the layout
+        return None
+
+
+def group_token_bytes(deployment: Deployment, group: LayerGroup) -> int:
+    """Predicted bytes of one token in every layer of the group, on one GPU (capacity's formula)."""
+    from kvlint.capacity import layout
+
+    total = 0
+    for plan in group.plans:
+        tb = layout.format_token_bytes(group.cache_format, plan.geometry, group.kv_heads)
+        total += tb.payload + tb.scale
+    return total
+
+
+def predicted_bytes_per_block(deployment: Deployment) -> Dict[str, int]:
+    """Group name -> predicted bytes of one block summed over the group's layers, on one GPU."""
+    size = block_size(deployment)
+    return {g.name: size * group_token_bytes(deployment, g) for g in layer_groups(deployment)}
+
+
+def prediction_source() -> str:
+    return "kvlint.capacity.layout.format_token_bytes"

@@ -1,0 +1,93 @@
+"""Readable capacity table (`kvlint capacity` without --format json). Formats only; never computes."""
+
+from __future__ import annotations
+
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+from kvlint.capacity.result import CapacityResult
+
+_UNITS = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10))
+
+
+def human_bytes(value: Optional[int]) -> str:
+    """Exact bytes with a binary-unit gloss: "1,081,344 B (1.03 MiB)"."""
+    if value is None:
+        return "-"
+    for unit, size in _UNITS:
+        if abs(value) >= size:
+            return f"{value:,} B ({value / size:.2f} {unit})"
+    return f"{value:,} B"
+
+
+def _int(value: Optional[int]) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def _rows(rows: Sequence[Tuple[str, str, str]], headers: Tuple[str, str, str]) -> List[str]:
+    widths = [max(len(r[i]) for r in list(rows) + [headers]) for i in range(3)]
+    line = "  ".join("-" * w for w in widths)
+    out = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip(), line]
+    for row in rows:
+        out.append("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    return out
+
+
+def render_one(result: CapacityResult) -> str:
+    head = (f"{result.file}: {result.name}  ({result.engine_name} {result.engine_version}, "
+            f"kv_cache.dtype {result.kv_dtype} -> {result.cache_format or '?'}, "
+            f"tp {result.tensor_parallel} x pp {result.pipeline_parallel})")
+    lines = [head, "=" * min(len(head), 100)]
+    pt, seq, eng = result.per_token, result.sequence, result.engine
+    if pt is None:
+        lines.append("per token: model geometry unknown")
+    else:
+        rows = [
+            ("payload", human_bytes(pt.payload_bytes), ""),
+            ("scales (inline)", human_bytes(pt.scale_bytes),
+             f"{100 * (result.scale_overhead_ratio or 0):.2f}% of payload"),
+            ("total (corrected)", human_bytes(pt.total_bytes), ""),
+            ("dtype-only estimate", human_bytes(pt.naive_bytes), "every layer quantized, no metadata"),
+            ("bf16", human_bytes(pt.bf16_bytes),
+             f"{pt.bf16_bytes / pt.total_bytes:.2f}x of corrected" if pt.total_bytes else ""),
+        ]
+        lines.append("Per token, whole model (all layers and KV heads):")
+        lines += ["  " + r for r in _rows(rows, ("item", "bytes", "note"))]
+    if result.static_scales is not None:
+        lines.append(f"Static scales (once per model): K,V {_int(result.static_scales.kv_bytes)} B; "
+                     f"Q,K,V {_int(result.static_scales.qkv_bytes)} B")
+    if seq is not None:
+        lines.append(f"One sequence of {seq.tokens:,} tokens: {human_bytes(seq.bytes)}; "
+                     f"bf16 {human_bytes(seq.bf16_bytes)}; compression vs bf16 "
+                     f"{seq.compression_vs_bf16:.2f}x")
+    if eng is None:
+        lines.append("Engine: not computed (see assumptions)")
+    elif eng.startup_error:
+        lines.append(f"Engine: {eng.startup_error}")
+    else:
+        rows = [
+            ("KV pool per GPU", human_bytes(eng.pool_bytes_per_gpu),
+             "EXHAUSTED" if eng.pool_exhausted else ""),
+            ("block size", f"{eng.block_size} tokens",
+             f"min {eng.min_block_size}" if eng.min_block_size != eng.block_size else ""),
+            ("bytes per block", human_bytes(eng.bytes_per_block), ""),
+            ("blocks", _int(eng.num_blocks), f"{len(eng.groups)} KV-cache group(s)"),
+            ("KV cache tokens", _int(eng.kv_cache_tokens),
+             f"dtype-only estimate {_int(eng.naive_tokens)}"),
+            ("max concurrency", f"{eng.max_concurrency:.2f}x",
+             f"at {_int(eng.max_model_len)} tokens per request"),
+            ("one sequence fits", "yes" if eng.fits_one_sequence else "NO", ""),
+        ]
+        lines.append("Engine accounting (one GPU):")
+        lines += ["  " + r for r in _rows(rows, ("item", "value", "note"))]
+    if result.differences:
+        lines.append("Why it differs from the dtype-only estimate:")
+        lines += [f"  - {d.text}" for d in result.differences]
+    if result.assumptions:
+        lines.append("Assumptions:")
+        lines += [f"  - {a}" for a in result.assumptions]
+    return "\n".join(lines) + "\n"
+
+
+def render_capacity_text(results: Iterable[CapacityResult]) -> str:
+    """One block per manifest document, separated by a blank line. No colour codes."""
+    return "\n".join(render_one(r) for r in results)

@@ -149,10 +149,22 @@ def _per_file_ignored(path: str, config: Config, rulebook: Rulebook) -> Set[str]
     return ignored
 
 
+def _under(pointer: str, prefixes: Set[str]) -> bool:
+    return any(pointer == p or pointer.startswith(p + "/") for p in prefixes)
+
+
 def analyze_file(loaded: LoadedFile, context: CheckContext) -> List[Finding]:
     findings: List[Finding] = list(loaded.findings)
     for document in loaded.documents:
-        findings.extend(validate_document(document))
+        # A value kvlint refused to load (custom tag, KV004) reads as null; the schema errors
+        # that follow from that are noise beside the KV004 at the same place.
+        refused = {
+            f.pointer for f in loaded.findings if f.code == "KV004" and f.document == document.index
+        }
+        schema_findings = validate_document(document)
+        if refused:
+            schema_findings = [f for f in schema_findings if not _under(f.pointer, refused)]
+        findings.extend(schema_findings)
         for analyzer in context.analyzers:
             findings.extend(analyzer(document, context))
     return findings

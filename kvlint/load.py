@@ -42,6 +42,10 @@ _MAP_TAGS = {_STD + "map"}
 
 _constructor = yaml.constructor.SafeConstructor()
 
+# YAML 1.2 floats that PyYAML's YAML 1.1 resolver leaves as strings: an exponent without a sign
+# or without a dot (`70.6e9`, `1e9`, as SPEC section 2 writes weights.params).
+_YAML12_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$")
+
 
 @dataclass(frozen=True)
 class Suppression:
@@ -155,6 +159,8 @@ class _Builder:
         tag = node.tag
         if tag not in _SCALAR_TAGS:
             return self._custom_tag(node, pointer)
+        if tag == _STD + "str" and not node.style and _YAML12_FLOAT.match(node.value):
+            return float(node.value)
         if tag == _STD + "str" or tag == _STD + "timestamp":
             return str(node.value)
         try:
@@ -287,6 +293,9 @@ def _syntax_finding(exc: yaml.YAMLError, path: str, document: int) -> Finding:
     context = getattr(exc, "context", None)
     message = f"{context}, {problem}" if context else str(problem)
     span = Span(mark.line + 1, mark.column + 1, mark.line + 1, mark.column + 1) if mark else None
+    if "maximum nesting depth" in str(problem):
+        # libyaml's own depth guard (1,000 levels): a resource limit, not a syntax mistake.
+        return _finding("KV004", f"nesting deeper than {MAX_DEPTH} levels", path, document, "", span)
     return _finding("KV001", f"invalid YAML: {message}", path, document, "", span)
 
 
@@ -319,7 +328,8 @@ def load_text(text: str, path: str) -> LoadedFile:
                 break
             _add_document(loaded, node, index)
     except yaml.YAMLError as exc:
-        loaded.findings.append(_syntax_finding(exc, path, max(index, 0)))
+        # the error comes from composing the document after the last one read
+        loaded.findings.append(_syntax_finding(exc, path, index + 1))
     except RecursionError:
         loaded.findings.append(
             _finding("KV004", f"nesting deeper than {MAX_DEPTH} levels", path, 0, "", None)

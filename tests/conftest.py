@@ -1,0 +1,97 @@
+"""Shared fixtures: a clean manifest, a tmp workspace to run the CLI in, JSON output parsing.
+
+Kept small and generic on purpose; test modules with their own needs define helpers locally.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Dict, Sequence
+
+import pytest
+from click.testing import CliRunner, Result
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# The passing example of rules/KV101-missing-required.yaml: designed to stay clean as the semantic
+# stages grow (a catalogued vLLM release, model and GPU, an unquantized cache).
+VALID_MANIFEST = """\
+apiVersion: kvlint/v1
+kind: Deployment
+metadata:
+  name: llama8b-bf16-h100
+engine:
+  name: vllm
+  version: "0.19.1"
+hardware:
+  gpu: H100-SXM-80GB
+model:
+  name: meta-llama/Llama-3.1-8B-Instruct
+kv_cache:
+  dtype: auto
+"""
+
+
+@pytest.fixture
+def valid_manifest() -> str:
+    return VALID_MANIFEST
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty directory, made the cwd, with no kvlint config above it and no CI environment.
+
+    A `pyproject.toml` without `[tool.kvlint]` stops nothing, so config discovery is pinned by a
+    `kvlint.toml` that sets nothing: tests that need a config overwrite it.
+    """
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "kvlint.toml").write_text("# empty: defaults\n", encoding="utf-8")
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    return root
+
+
+@pytest.fixture
+def write(workspace: Path) -> Callable[[str, str], Path]:
+    """write(relative_path, text) -> the file's path inside the workspace."""
+
+    def _write(relative: str, text: str) -> Path:
+        path = workspace / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    return _write
+
+
+def invoke(args: Sequence[str], input: Any = None, env: Dict[str, str] = None) -> Result:
+    """Run the real CLI in-process (click.testing), never catching exceptions silently."""
+    from kvlint.cli import main
+
+    runner = CliRunner()
+    return runner.invoke(main, list(args), input=input, env=env, catch_exceptions=False)
+
+
+@pytest.fixture
+def cli() -> Callable[..., Result]:
+    return invoke
+
+
+def check_json(*args: str, input: Any = None) -> Dict[str, Any]:
+    """`kvlint check --output-format json ARGS`, parsed; asserts a clean exit (0 or 1)."""
+    result = invoke(["check", "--output-format", "json", *args], input=input)
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def run_json() -> Callable[..., Dict[str, Any]]:
+    return check_json
+
+
+def codes_at(report: Dict[str, Any]) -> list:
+    """[(code, line, column)] of a JSON report, in report order."""
+    return [(d["code"], d["line"], d["column"]) for d in report["diagnostics"]]

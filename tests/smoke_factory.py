@@ -87,7 +87,7 @@ def deployment(
         scales=ScaleLayout(granularity, None if cache_format in ("bf16", "fp16") else source),  # type: ignore[arg-type]
         block_size=block_size,
         backend_block_size=None,
-        memory=MemoryPlan(85_520_809_984, 0.92, None, None, None),
+        memory=MemoryPlan(85_520_809_984, 0.92, 8 << 30, None, 1 << 30),
         max_model_len=4096,
         max_num_seqs=16,
         max_num_batched_tokens=None,

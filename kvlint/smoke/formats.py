@@ -148,7 +148,8 @@ class CacheFormat:
         width = self.data_width(head_dim)
         data = cells[..., :width]
         if self.scaling == "per-token-head":
-            scale_bytes = cells[..., width:].contiguous().view(torch.uint8)
+            # clone: a fresh, 4-byte aligned buffer (a slice may start at an odd offset)
+            scale_bytes = cells[..., width:].clone(memory_format=torch.contiguous_format).view(torch.uint8)
             scale = scale_bytes.view(torch.float32)  # (..., H, 1)
             if self.element == "int4":
                 raw = data.view(torch.uint8).to(torch.int16)

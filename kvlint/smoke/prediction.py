@@ -8,7 +8,7 @@ here: a manifest whose capacity figure forgot the per-token scales must show up 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Tuple
 
 from kvlint.deployment import Deployment, LayerPlan
@@ -29,6 +29,7 @@ class LayerGroup:
     head_dim: int
     v_head_dim: int
     is_mla: bool
+    block_size: int  # tokens per block, as the capacity stage sizes this layer's pages
     plans: Tuple[LayerPlan, ...]
 
     @property
@@ -44,10 +45,13 @@ def _effective_format(plan: LayerPlan, model_dtype: Optional[str]) -> str:
 
 def layer_groups(deployment: Deployment) -> List[LayerGroup]:
     model_dtype = deployment.model.dtype if deployment.model else None
+    sizes = layer_block_sizes(deployment)
+    default_size = block_size(deployment)
     buckets: Dict[tuple, List[LayerPlan]] = {}
     for plan in deployment.layers:
         g = plan.geometry
         key = (
+            sizes.get(g.index, default_size),
             g.kind,
             g.window if g.kind != "full" else None,
             _effective_format(plan, model_dtype),
@@ -60,24 +64,58 @@ def layer_groups(deployment: Deployment) -> List[LayerGroup]:
         buckets.setdefault(key, []).append(plan)
     groups = []
     for key, plans in buckets.items():
-        kind, window, fmt, skipped, heads, d, dv, mla = key
+        size, kind, window, fmt, skipped, heads, d, dv, mla = key
         label = kind if window is None else f"{kind}({window})"
         name = f"{label}/{fmt}" + ("/skipped" if skipped else "")
-        groups.append(LayerGroup(name, kind, window, fmt, skipped, heads, d, dv, mla, tuple(plans)))
+        groups.append(LayerGroup(name, kind, window, fmt, skipped, heads, d, dv, mla, size, tuple(plans)))
+    names = [g.name for g in groups]
+    if len(set(names)) != len(names):  # same layers at different block sizes or head counts
+        groups = [replace(g, name=f"{g.name}#{i}") for i, g in enumerate(groups)]
     return groups
 
 
+def layer_block_sizes(deployment: Deployment) -> Dict[int, int]:
+    """Layer index -> tokens per block of its KV-cache group in the capacity stage's engine model
+    (vLLM raises the quantized layers' block size beside BF16 skip layers, for example)."""
+    engine = _engine_capacity(deployment)
+    sizes: Dict[int, int] = {}
+    for group in getattr(engine, "groups", ()) or ():
+        for index in group.layers:
+            sizes[index] = group.block_size
+    return sizes
+
+
+def engine_summary(deployment: Deployment) -> Optional[Dict[str, object]]:
+    """The capacity stage's engine figures the smoke report shows beside its own measurement."""
+    engine = _engine_capacity(deployment)
+    if engine is None:
+        return None
+    return {
+        "engine": engine.engine,
+        "version": engine.version,
+        "block_size": engine.block_size,
+        "bytes_per_block": engine.bytes_per_block,
+        "groups": [
+            {"kind": g.kind, "window": g.window, "layers": list(g.layers), "cache_format": g.cache_format,
+             "block_size": g.block_size, "bytes_per_token": g.bytes_per_token, "page_bytes": g.page_bytes,
+             "page_padded": g.page_padded}
+            for g in engine.groups
+        ],
+    }
+
+
 def block_size(deployment: Deployment) -> int:
-    """The block size the capacity stage uses for this deployment's pool."""
-    result = _capacity_result(deployment)
-    engine = getattr(result, "engine", None) if result is not None else None
+    """The primary block size the capacity stage uses for this deployment's pool."""
+    engine = _engine_capacity(deployment)
     size = getattr(engine, "block_size", None) if engine is not None else None
     if isinstance(size, int) and size > 0:
         return size
     return deployment.block_size or deployment.backend_block_size or DEFAULT_BLOCK_SIZE
 
 
-def _capacity_result(deployment: Deployment):
+def _engine_capacity(deployment: Deployment):
+    """`kvlint.capacity.compute(deployment).engine`, or None where it cannot be had (then the
+    layout formula alone, at the manifest's block size, is the prediction)."""
     try:
         from kvlint import capacity
     except ImportError:
@@ -86,8 +124,8 @@ def _capacity_result(deployment: Deployment):
     if compute is None:
         return None
     try:
-        return compute(deployment)
-    except Exception:  # the capacity stage reports its own problems; the smoke test needs only the layout
+        return compute(deployment).engine
+    except Exception:  # the capacity stage reports its own problems; the smoke test needs the layout
         return None
 
 
@@ -104,8 +142,7 @@ def group_token_bytes(deployment: Deployment, group: LayerGroup) -> int:
 
 def predicted_bytes_per_block(deployment: Deployment) -> Dict[str, int]:
     """Group name -> predicted bytes of one block summed over the group's layers, on one GPU."""
-    size = block_size(deployment)
-    return {g.name: size * group_token_bytes(deployment, g) for g in layer_groups(deployment)}
+    return {g.name: g.block_size * group_token_bytes(deployment, g) for g in layer_groups(deployment)}
 
 
 def prediction_source() -> str:

@@ -147,6 +147,7 @@ class DeploymentResult:
     device: Dict[str, Any]
     groups: List[GroupResult]
     notes: List[str] = field(default_factory=list)
+    capacity_engine: Optional[Dict[str, Any]] = None
 
     def as_dict(self) -> Dict[str, Any]:
         return {
@@ -155,6 +156,7 @@ class DeploymentResult:
             "status": self.status,
             "device": self.device,
             "groups": [g.as_dict() for g in self.groups],
+            "capacity_engine": self.capacity_engine,
             "notes": self.notes,
         }
 
@@ -445,9 +447,9 @@ def run_deployment(deployment: Deployment, info: DeviceInfo, settings: SmokeSett
         )
     groups = _prediction.layer_groups(deployment)
     predicted = _prediction.predicted_bytes_per_block(deployment)
-    size = _prediction.block_size(deployment)
+    result.capacity_engine = _prediction.engine_summary(deployment)
     for group in groups:
-        result.groups.append(check_group(deployment, group, predicted.get(group.name), size, info, settings))
+        result.groups.append(check_group(deployment, group, predicted.get(group.name), group.block_size, info, settings))
     statuses = {g.status for g in result.groups}
     if FAILED in statuses:
         result.status = FAILED

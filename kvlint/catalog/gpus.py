@@ -122,6 +122,7 @@ def normalize_gpu_name(name: str) -> str:
 
 # Words that nvidia-smi / rocm-smi put in front of the product name; a name that matches nothing is
 # retried without them ("NVIDIA GeForce RTX 4090" -> "RTX 4090", "Tesla T4" -> "T4").
+_VENDOR_PREFIX = re.compile(r"nvidia|amd|tesla|geforce|instinct|radeon|quadro")
 _VENDOR_PREFIXES = re.compile(r"^(nvidia|amd|tesla|geforce|instinct|radeon|quadro)+")
 
 
@@ -146,6 +147,10 @@ class GpuEntry:
     file: str
 
     @property
+    def memory_known(self) -> bool:
+        return self.memory_bytes is not None
+
+    @property
     def memory_is_runtime_total(self) -> bool:
         """True when memory_bytes is what the CUDA/ROCm runtime reports (not nvidia-smi or spec)."""
         return self.memory_basis in ("cuda", "rocm", "rocm-smi")
@@ -153,18 +158,15 @@ class GpuEntry:
     def info(self, memory_override: Optional[int] = None) -> GpuInfo:
         """The resolved `GpuInfo`; `memory_override` (the manifest's hardware.memory) wins.
 
-        Raises `ValueError` when neither the catalog nor the override knows the memory.
+        When neither the catalog nor the override knows the memory (`memory_known` is False:
+        B300, RTX 5090, RTX PRO 6000), `memory_bytes` is None - an unknown that stays unknown, as
+        everywhere in a Deployment - rather than an exception in the middle of resolve.
         """
         memory = memory_override if memory_override is not None else self.memory_bytes
-        if memory is None:
-            raise ValueError(
-                f"the catalog does not know how much memory {self.id} reports; "
-                "set hardware.memory in the manifest"
-            )
         return GpuInfo(
             id=self.id,
             vendor=self.vendor,
-            memory_bytes=int(memory),
+            memory_bytes=int(memory) if memory is not None else None,  # type: ignore[arg-type]
             compute_capability=self.compute_capability,
             arch=self.arch,
             fp8=self.fp8,
@@ -177,14 +179,20 @@ class GpuCatalog:
 
     def __init__(self, entries: Iterable[GpuEntry]) -> None:
         self._entries: Dict[str, GpuEntry] = {}
+        inherited: Dict[str, Tuple[str, ...]] = {}
         for entry in entries:
-            self._entries[entry.id] = entry  # later directories replace earlier entries
+            # A later directory replaces an earlier entry with the same id; the replaced entry's
+            # aliases keep pointing at the id, so an override need not repeat them.
+            previous = self._entries.get(entry.id)
+            if previous is not None:
+                inherited[entry.id] = inherited.get(entry.id, ()) + previous.aliases
+            self._entries[entry.id] = entry
         self._index: Dict[str, str] = {}
         # Ids first, then aliases, so an alias can never shadow another entry's id.
         for entry in self._entries.values():
             self._index[normalize_gpu_name(entry.id)] = entry.id
         for entry in self._entries.values():
-            for alias in entry.aliases:
+            for alias in (*entry.aliases, *inherited.get(entry.id, ())):
                 self._index.setdefault(normalize_gpu_name(alias), entry.id)
 
     def __len__(self) -> int:
@@ -205,10 +213,12 @@ class GpuCatalog:
             return None
         key = normalize_gpu_name(name)
         found = self._index.get(key)
-        if found is None:
-            stripped = _VENDOR_PREFIXES.sub("", key)
-            if stripped and stripped != key:
-                found = self._index.get(stripped)
+        while found is None:  # "NVIDIA Tesla T4" -> "Tesla T4" -> "T4"
+            match = _VENDOR_PREFIX.match(key)
+            if not match or match.end() == len(key):
+                break
+            key = key[match.end():]
+            found = self._index.get(key)
         return self._entries[found] if found is not None else None
 
     def suggest(self, name: str, n: int = 3) -> List[str]:

@@ -129,6 +129,11 @@ class ModelEntry:
         self._geometry_cache["geometry"] = geometry
         return geometry
 
+    @property
+    def weight_bytes(self) -> Optional[int]:
+        """`weights_bytes()` as an attribute (what kvlint.resolve reads)."""
+        return self.weights_bytes()
+
     def weights_bytes(self) -> Optional[int]:
         """Weight memory of the whole model as loaded: the stated figure, else params x bytes of
         the weights dtype; None when the dtype is mixed and no figure is stated."""
@@ -152,13 +157,19 @@ def normalize_model_name(name: str) -> str:
 class ModelCatalog:
     def __init__(self, entries: Iterable[ModelEntry]) -> None:
         self._entries: Dict[str, ModelEntry] = {}
+        inherited: Dict[str, Tuple[str, ...]] = {}
         for entry in entries:
-            self._entries[entry.id] = entry  # later directories replace earlier entries
+            # A later directory replaces an earlier entry with the same id; the replaced entry's
+            # aliases keep pointing at the id, so an override need not repeat them.
+            previous = self._entries.get(entry.id)
+            if previous is not None:
+                inherited[entry.id] = inherited.get(entry.id, ()) + previous.aliases
+            self._entries[entry.id] = entry
         self._index: Dict[str, str] = {}
         for entry in self._entries.values():
             self._index[normalize_model_name(entry.id)] = entry.id
         for entry in self._entries.values():
-            for alias in entry.aliases:
+            for alias in (*entry.aliases, *inherited.get(entry.id, ())):
                 self._index.setdefault(normalize_model_name(alias), entry.id)
         # "Llama-3.1-8B-Instruct" without the organisation, when that is unambiguous.
         by_base: Dict[str, List[str]] = {}

@@ -211,14 +211,18 @@ def _calibrated_cache(
 # --------------------------------------------------------------------------- kernels
 
 
-def _select_kernel(info: DeviceInfo, fmt: CacheFormat, result: GroupResult) -> DecodeKernel:
+def _select_kernel(info: DeviceInfo, fmt: CacheFormat, result: GroupResult, block_size: int, head_dim: int) -> DecodeKernel:
     """The Triton kernel on CUDA where kvlint has one, else the torch reference kernel."""
     if info.is_cuda and info.triton_version:
         try:
             from kvlint.smoke import triton_kernels
 
-            if triton_kernels.supports(fmt):
+            if triton_kernels.supports(fmt, block_size, head_dim):
                 return triton_kernels.paged_decode_attention
+            result.notes.append(
+                f"kvlint's Triton kernel does not cover {fmt.id} at block size {block_size}, head size {head_dim}: "
+                "torch kernels on CUDA (a limit of the smoke test, not of the engine)"
+            )
         except Exception as exc:  # import failure of the optional path is a finding, not a crash
             result.notes.append(f"Triton path unavailable: {type(exc).__name__}: {exc}"[:300])
     elif info.is_cuda:
@@ -370,8 +374,8 @@ def check_group(
         )
 
     # 2. Quantize-and-write, paged decode attention, BF16 reference.
-    kernel = _select_kernel(info, fmt, result)
-    bf16_kernel = _select_kernel(info, cache_format("bf16"), GroupResult("", [], "bf16"))
+    kernel = _select_kernel(info, fmt, result, block_size, group.head_dim)
+    bf16_kernel = _select_kernel(info, cache_format("bf16"), GroupResult("", [], "bf16"), block_size, group.head_dim)
     tol = tolerance(fmt.id)
     result.tolerance = {"max_rel": tol.max_rel, "mean_rel": tol.mean_rel}
     check_count = len(caches) if settings.layers is None else max(1, min(settings.layers, len(caches)))

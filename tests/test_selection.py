@@ -1,0 +1,116 @@
+"""Auto-selection outcomes, from shared/reference/vllm.md §3.2/§3.4 and the release sources.
+
+Each row states a fact from the reference (or the release source named in the comment), not
+output copied from the code.
+"""
+
+import pytest
+
+from kvlint.catalog.engines import load_engine_catalog
+from kvlint.catalog.selection import predict_backend
+
+H100, A100, L40S, B200 = (9, 0), (8, 0), (8, 9), (10, 0)
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_engine_catalog()
+
+
+# (release, gpu, dtype, has_sinks, expected backend, expected first choice, engine fails?)
+CASES = [
+    # vllm.md §3.2 table (v0.33.0): H100 fp8_e5m2 -> FA invalid (e5m2) -> FLASHINFER
+    ("0.33.0", H100, "fp8_e5m2", False, "FLASHINFER", "FLASH_ATTN", False),
+    ("0.25.1", H100, "fp8_e5m2", False, "FLASHINFER", "FLASH_ATTN", False),
+    # v0.19.1 flash_attn.py L168: startswith("fp8") passes validation on FA3/SM90; then
+    # get_fp8_dtype_for_flashattn raises "Unrecognized FP8 dtype" -> picked, then fails
+    ("0.19.1", H100, "fp8_e5m2", False, "FLASH_ATTN", "FLASH_ATTN", True),
+    # v0.11.0: FA on SM90 is chosen for fp8 kv (hard-coded), FA raises for e5m2 (L103-107)
+    ("0.11.0", H100, "fp8_e5m2", False, "FLASH_ATTN", "FLASH_ATTN", True),
+    # §3.2: H100 int8_per_token_head -> FA and FlashInfer invalid -> TRITON_ATTN
+    ("0.33.0", H100, "int8_per_token_head", False, "TRITON_ATTN", "FLASH_ATTN", False),
+    ("0.25.1", H100, "int8_per_token_head", False, "TRITON_ATTN", "FLASH_ATTN", False),
+    # v0.20.0 flash_attn.py L188-193: is_quantized_kv_cache -> FA3/SM90 passes; FA then fails
+    ("0.20.0", H100, "int8_per_token_head", False, "FLASH_ATTN", "FLASH_ATTN", True),
+    # §3.2: A100 fp8 -> FA2 invalid -> FLASHINFER
+    ("0.33.0", A100, "fp8", False, "FLASHINFER", "FLASH_ATTN", False),
+    ("0.25.1", A100, "fp8", False, "FLASHINFER", "FLASH_ATTN", False),
+    ("0.19.1", A100, "fp8", False, "FLASHINFER", "FLASH_ATTN", False),
+    # §3.4 (v0.11.0 cuda.py): "(has_sink or fp8 kv) and not SM90 -> Triton"; Triton E4M3
+    # does not compile below SM89 (vllm#26431, reported on v0.11.0)
+    ("0.11.0", A100, "fp8", False, "TRITON_ATTN", "TRITON_ATTN", True),
+    # §3.2: H100 nvfp4 -> no CUDA backend except FLASHINFER on SM100 -> ValueError
+    ("0.33.0", H100, "nvfp4", False, None, "FLASH_ATTN", True),
+    # §3.2: A100/L40S with sinks (gpt-oss) -> TRITON_ATTN
+    ("0.33.0", A100, "auto", True, "TRITON_ATTN", "FLASH_ATTN", False),
+    ("0.33.0", L40S, "auto", True, "TRITON_ATTN", "FLASH_ATTN", False),
+    ("0.19.1", L40S, "auto", True, "TRITON_ATTN", "FLASH_ATTN", False),
+    ("0.11.0", A100, "auto", True, "TRITON_ATTN", "TRITON_ATTN", False),
+    # plain configurations: first choice wins
+    ("0.33.0", H100, "fp8", False, "FLASH_ATTN", "FLASH_ATTN", False),
+    ("0.19.1", H100, "auto", False, "FLASH_ATTN", "FLASH_ATTN", False),
+    ("0.11.0", H100, "fp8", False, "FLASH_ATTN", "FLASH_ATTN", False),
+    # SM100 list starts with FLASHINFER (§3.2), which takes fp8
+    ("0.33.0", B200, "fp8", False, "FLASHINFER", "FLASHINFER", False),
+    ("0.33.0", B200, "nvfp4", False, "FLASHINFER", "FLASHINFER", False),
+]
+
+
+@pytest.mark.parametrize("version,gpu,dtype,sinks,backend,first,fails", CASES)
+def test_vllm_auto_selection(catalog, version, gpu, dtype, sinks, backend, first, fails):
+    release = catalog.release("vllm", version)
+    sel = predict_backend(release, gpu, "nvidia", dtype, 128, False, has_sinks=sinks)
+    assert sel is not None
+    assert sel.backend == backend
+    assert sel.first_choice == first
+    assert sel.fails is fails
+    if backend != first:
+        assert sel.fell_back or backend is None
+        assert sel.rejected and sel.rejected[0][0] == first
+        assert sel.rejected[0][1]  # a concrete reason for KV307
+    if fails:
+        assert sel.reason
+
+
+def test_a100_fp8_without_flashinfer_goes_to_triton_and_fails(catalog):
+    # §3.2: "FLASHINFER, or TRITON_ATTN if FlashInfer is not installed — and TRITON then raises below SM89"
+    release = catalog.release("vllm", "0.33.0")
+    sel = predict_backend(release, A100, "nvidia", "fp8", 128, False, missing_packages={"flashinfer"})
+    assert sel.backend == "TRITON_ATTN"
+    assert sel.fails
+    assert "SM89" in sel.reason
+    assert [name for name, _ in sel.rejected] == ["FLASH_ATTN", "FLASHINFER"]
+
+
+def test_fallback_reason_names_the_rejected_dtype(catalog):
+    sel = predict_backend(catalog.release("vllm", "0.33.0"), H100, "nvidia", "fp8_e5m2", 128, False)
+    name, reason = sel.rejected[0]
+    assert name == "FLASH_ATTN"
+    assert "fp8_e5m2" in reason and "sm90" in reason
+
+
+def test_per_head_scales_only_flash_attn_fa3(catalog):
+    # §5 / §9.3: per-head scales need FLASH_ATTN with FA>=3; otherwise auto errors
+    release = catalog.release("vllm", "0.19.1")
+    assert predict_backend(release, H100, "nvidia", "fp8", 128, False, per_head_scales=True).backend == "FLASH_ATTN"
+    sel = predict_backend(release, L40S, "nvidia", "fp8", 128, False, per_head_scales=True)
+    assert sel.backend is None and sel.fails
+
+
+def test_mla_flashmla_block_size(catalog):
+    # §2/§3.2: on SM90 the MLA order is FLASH_ATTN_MLA, FLASHMLA, ...; FLASH_ATTN_MLA takes no fp8
+    release = catalog.release("vllm", "0.33.0")
+    sel = predict_backend(release, H100, "nvidia", "fp8", 576, True)
+    assert sel.first_choice == "FLASH_ATTN_MLA"
+    assert sel.backend == "FLASHMLA"
+    # v0.11.0: FLASHMLA with block_size != 64 falls through (§3.4)
+    old = catalog.release("vllm", "0.11.0")
+    sel = predict_backend(old, H100, "nvidia", "auto", 576, True, block_size=16)
+    assert sel.backend != "FLASHMLA"
+
+
+def test_rocm_order_starts_with_rocm_attn(catalog):
+    # §3.3: ROCM_ATTN first; per-token-head goes to TRITON_ATTN
+    release = catalog.release("vllm", "0.33.0")
+    assert predict_backend(release, None, "amd", "fp8", 128, False).backend == "ROCM_ATTN"
+    assert predict_backend(release, None, "amd", "int8_per_token_head", 128, False).backend == "TRITON_ATTN"

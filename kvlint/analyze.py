@@ -1,22 +1,137 @@
-"""Semantic analysis of one loaded document: resolve, facts, rules, capacity gate.
+"""Semantic analysis of one loaded document: resolve, capacity, facts, rules.
 
-Schema findings are produced before this runs; resolve is written to cope with documents that
-failed the schema (wrong types read as unknown), so one typo does not hide every other finding.
+Schema findings are produced before this runs; resolve copes with documents that failed the
+schema (wrong types read as unknown), so one typo does not hide every other finding.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from kvlint.findings import Finding
 from kvlint.load import Document
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvlint.check import CheckContext
+    from kvlint.capacity.result import CapacityResult
+    from kvlint.deployment import Deployment
+
+
+@dataclass
+class Analysis:
+    deployment: Optional["Deployment"]
+    capacity: Optional["CapacityResult"]
+    facts: Dict[str, Any]
+
+
+def manifest_path(document: Document) -> Optional[Path]:
+    return None if document.file == "<stdin>" else Path(document.file)
+
+
+def analyze_deployment(data: Dict[str, Any], file: str, path: Optional[Path], catalog_dirs=(), max_scale_overhead: float = 0.03) -> Analysis:
+    """Resolve a Deployment manifest and compute its capacity and facts (no findings yet)."""
+    from kvlint.capacity import compute
+    from kvlint.catalog import load_catalogs
+    from kvlint.resolve import resolve
+
+    resolution = resolve(data, file, path, load_catalogs(tuple(catalog_dirs)))
+    capacity = compute(resolution.deployment) if resolution.deployment is not None else None
+    facts = resolution.facts
+    facts["capacity"] = capacity_facts(capacity, facts, data, max_scale_overhead)
+    return Analysis(resolution.deployment, capacity, facts)
+
+
+def capacity_facts(capacity, facts: Dict[str, Any], data: Dict[str, Any], default_threshold: float) -> Dict[str, Any]:
+    from kvlint.resolve import get
+
+    if capacity is None:
+        return {"available": False, "below_targets": []}
+    checks = capacity.checks()
+    threshold = get(data, "targets", "max_scale_overhead", kind=(int, float))
+    threshold = float(threshold) if threshold is not None else default_threshold
+    ratio = checks.get("scale_overhead_ratio")
+    engine = capacity.engine
+    out: Dict[str, Any] = {
+        "available": engine is not None,
+        "max_concurrency": checks.get("max_concurrency"),
+        "kv_cache_tokens": checks.get("kv_cache_tokens"),
+        "fits_one_sequence": checks.get("fits_one_sequence"),
+        "pool_exhausted": checks.get("pool_exhausted"),
+        "kv_heads_replicated": checks.get("kv_heads_replicated"),
+        "startup_error": checks.get("startup_error"),
+        "scale_overhead_ratio": ratio,
+        "scale_overhead_pct": round(ratio * 100, 2) if ratio is not None else None,
+        "scale_overhead_threshold_pct": round(threshold * 100, 2),
+        "scale_overhead_exceeded": bool(ratio is not None and ratio > threshold),
+        "tensor_parallel": capacity.tensor_parallel,
+        "differences": "; ".join(d.text for d in capacity.differences),
+    }
+    if engine is not None:
+        out.update(
+            pool_bytes=engine.pool_bytes_per_gpu,
+            pool_gib=round(engine.pool_bytes_per_gpu / 2**30, 2),
+            num_blocks=engine.num_blocks,
+            block_size=engine.block_size,
+            bytes_per_block=engine.bytes_per_block,
+        )
+    if capacity.sequence is not None:
+        out["sequence_gib"] = round(capacity.sequence.bytes / 2**30, 2)
+    below: List[Dict[str, Any]] = []
+    targets = facts.get("targets") or {}
+    conc, tokens = out["max_concurrency"], out["kv_cache_tokens"]
+    want_conc = targets.get("min_concurrency")
+    if isinstance(want_conc, (int, float)) and conc is not None and conc < want_conc:
+        below.append({"pointer": "/targets/min_concurrency", "message":
+                      f"corrected capacity holds {conc:.2f} sequences of {facts['serving'].get('max_model_len'):,} tokens, "
+                      f"below targets.min_concurrency {want_conc}"})
+    want_tokens = targets.get("min_kv_tokens")
+    if isinstance(want_tokens, int) and tokens is not None and tokens < want_tokens:
+        below.append({"pointer": "/targets/min_kv_tokens", "message":
+                      f"corrected capacity is {tokens:,} KV tokens, below targets.min_kv_tokens {want_tokens:,}"})
+    out["below_targets"] = below
+    planned = targets.get("planned_kv_tokens")
+    if isinstance(planned, int) and tokens is not None and planned > tokens:
+        over = planned - tokens
+        out["overstated"] = {
+            "planned": planned,
+            "tokens": tokens,
+            "by": over,
+            "pct": round(100.0 * over / planned, 1),
+        }
+    return out
 
 
 def semantic_analyzer(document: Document, context: "CheckContext") -> List[Finding]:
     data = document.data
     if not isinstance(data, dict) or data.get("apiVersion") != "kvlint/v1":
         return []
-    return []
+    if data.get("kind") == "Ablation":
+        from kvlint.ablation import analyze_ablation
+
+        return analyze_ablation(document, context)
+    if data.get("kind") != "Deployment":
+        return []
+    analysis = analyze_deployment(
+        data, document.file, manifest_path(document), context.config.catalog_dirs, context.config.max_scale_overhead
+    )
+    return findings_from_facts(analysis.facts, document, context)
+
+
+def findings_from_facts(facts: Dict[str, Any], document: Document, context: "CheckContext", pointer_prefix: str = "") -> List[Finding]:
+    findings: List[Finding] = []
+    for rule, message, pointer in context.rulebook.evaluate(facts, enabled=context.enabled):
+        full_pointer = pointer_prefix + pointer if pointer else pointer_prefix
+        finding = Finding(
+            code=rule.code,
+            name=rule.name,
+            severity=rule.severity,
+            message=message,
+            file=document.file,
+            pointer=full_pointer,
+            document=document.index,
+            url=rule.url,
+        )
+        findings.append(finding.with_location(document.span(full_pointer)))
+    return findings

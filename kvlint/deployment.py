@@ -89,7 +89,7 @@ class LayerPlan:
 class GpuInfo:
     id: str
     vendor: Literal["nvidia", "amd"]
-    memory_bytes: int  # as the CUDA/ROCm runtime reports it, or the manifest's override
+    memory_bytes: Optional[int]  # as the CUDA/ROCm runtime reports it, or the override; None = unknown
     compute_capability: Optional[Tuple[int, int]]  # NVIDIA (9, 0); None for AMD
     arch: Optional[str]  # "sm90", "gfx942"
     fp8: Optional[Literal["e4m3", "e4m3fnuz"]]  # native FP8 flavour, None when absent

@@ -1,0 +1,254 @@
+"""Compatibility predicates for one deployment, computed from the engine catalog.
+
+`EngineView` asks the catalog the questions the rules need answered and writes the answers, with
+their reason sentences, into the facts document: which storage format a dtype literal means, what
+the pinned backend rejects and why, which backend `auto` would really pick, and which features
+the manifest uses that this release lacks or ignores.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from kvlint.deployment import GpuInfo, ModelGeometry, ScaleLayout
+from kvlint.resolve import Catalogs, get
+
+_MODEL_FORMAT = {"bfloat16": "bf16", "float16": "fp16", "float32": "bf16"}
+
+
+def _platform(gpu: Optional[GpuInfo]) -> Optional[str]:
+    if gpu is None:
+        return None
+    return "rocm" if gpu.vendor == "amd" else "cuda"
+
+
+class EngineView:
+    def __init__(self, catalogs: Catalogs, engine: str, version: str, facts: Dict[str, Any]):
+        self.catalogs = catalogs
+        self.engine = engine
+        self.version = version
+        self.facts = facts
+        self.release = catalogs.engines.release(engine, version) if engine and version else None
+        known = catalogs.engines.known_versions(engine) if engine in catalogs.engines.engines() else ()
+        facts["engine"].update(
+            name=engine or None,
+            version=version or None,
+            known=self.release is not None,
+            known_range=f"{known[0]} to {known[-1]}" if known else "none",
+        )
+
+    # -- dtype ---------------------------------------------------------------------------------
+
+    def storage_format(self, literal: str, model_dtype: str, gpu: Optional[GpuInfo]) -> Optional[str]:
+        """The CacheFormatId a dtype literal stores, None when the release does not accept it."""
+        if self.release is None:
+            return self._guess_format(literal, model_dtype)
+        info = self.release.dtype(literal)
+        accepted = list(self.release.dtypes)
+        self.facts["kv_cache"]["accepted"] = accepted
+        if info is None:
+            return None
+        fmt = info.format_for(gpu.fp8 if gpu else None)
+        if fmt == "model" or fmt is None and not info.quantized:
+            return _MODEL_FORMAT.get(model_dtype, "bf16")
+        return fmt
+
+    @staticmethod
+    def _guess_format(literal: str, model_dtype: str) -> Optional[str]:
+        """Without a catalog entry for the release, read the literal at face value."""
+        plain = {"auto": _MODEL_FORMAT.get(model_dtype, "bf16"), "bfloat16": "bf16", "float16": "fp16",
+                 "fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2", "int8": "int8",
+                 "fp8_per_token_head": "fp8_per_token_head", "int8_per_token_head": "int8_per_token_head",
+                 "int4_per_token_head": "int4_per_token_head", "nvfp4": "nvfp4"}
+        return plain.get(literal)
+
+    # -- backend -------------------------------------------------------------------------------
+
+    def backend(
+        self,
+        literal: str,
+        gpu: Optional[GpuInfo],
+        geometry: Optional[ModelGeometry],
+        scales: ScaleLayout,
+    ) -> Tuple[Optional[str], Optional[int]]:
+        """(effective backend, its preferred block size) and the backend/selection facts."""
+        facts = self.facts["backend"]
+        selection = self.facts["selection"]
+        requested = facts.get("requested") or "auto"
+        facts["auto"] = requested.lower() == "auto"
+        selection["auto"] = facts["auto"]
+        selection["fallback"] = False
+        if self.release is None:
+            return (None if facts["auto"] else requested), None
+        facts["available"] = list(self.release.backend_names())
+        platform = _platform(gpu)
+        cc = gpu.compute_capability if gpu else None
+        head = geometry.head_dim if geometry else None
+        is_mla = geometry.is_mla if geometry else None
+        sinks = bool(geometry and (geometry.has_sinks or any(l.has_sinks for l in geometry.layers)))
+        per_head = scales.granularity == "per-head"
+        block = get(self.facts, "kv_cache", "block_size")
+        chosen: Optional[str] = None
+        if facts["auto"]:
+            chosen = self._predict(literal, gpu, geometry, per_head, sinks, block)
+            if chosen is None:
+                return None, None
+        else:
+            chosen = requested
+        info = self.release.backend(chosen, platform=platform, is_mla=is_mla)
+        facts["known"] = info is not None
+        facts["name"] = info.name if info is not None else chosen
+        facts["is_triton"] = facts["name"] == "TRITON_ATTN"
+        if info is None:
+            return chosen, None
+        self._verdicts(info, literal, gpu, head, block, platform, sinks, per_head, is_mla)
+        preferred = None
+        try:
+            preferred = info.preferred_block_size(cc, head, literal)
+        except TypeError:
+            preferred = info.preferred_block_size(cc, head)
+        return info.name, preferred
+
+    def _verdicts(self, info, literal, gpu, head, block, platform, sinks, per_head, is_mla) -> None:
+        """One full check of the backend, split into the predicates the rules test."""
+        facts = self.facts["backend"]
+        cc = gpu.compute_capability if gpu else None
+        anywhere = info.accepts(literal, None, None, None, platform=platform)
+        here = info.accepts(literal, cc, head, block, platform=platform, has_sinks=sinks,
+                            per_head_scales=per_head, is_mla=is_mla)
+
+        def dtype_problems(verdict) -> List[str]:
+            return [p.reason for p in verdict.problems if p.kind == "kv_dtype" or p.kind.startswith("constraint:")]
+
+        general, specific = dtype_problems(anywhere), dtype_problems(here)
+        facts["dtype_ok_any_gpu"] = not general
+        facts["accepts_dtype"] = not specific
+        facts["dtype_reason"] = _sentence("; ".join(specific or general)) or None
+        facts["fp8_gpu_ok"] = not specific if not general else None
+        by_kind: Dict[str, List[str]] = {}
+        for problem in here.problems:
+            by_kind.setdefault(problem.kind, []).append(problem.reason)
+        for kind, ok_key, reason_key, relevant in (
+            ("head_size", "head_ok", "head_reason", head is not None),
+            ("block_size", "block_ok", "block_reason", block is not None),
+            ("sinks", "sinks_ok", "sinks_reason", sinks),
+            ("per_head_scales", "per_head_ok", "per_head_reason", per_head),
+            ("compute_capability", "cc_ok", "cc_reason", cc is not None),
+        ):
+            if relevant:
+                facts[ok_key] = kind not in by_kind
+                facts[reason_key] = _sentence("; ".join(by_kind.get(kind, []))) or None
+
+    def _predict(self, literal, gpu, geometry, per_head, sinks, block) -> Optional[str]:
+        from kvlint.catalog.selection import predict_backend
+
+        selection = self.facts["selection"]
+        if gpu is None:
+            return None
+        result = predict_backend(
+            self.release,
+            gpu.compute_capability,
+            gpu.vendor,
+            literal,
+            geometry.head_dim if geometry else None,
+            bool(geometry and geometry.is_mla),
+            has_sinks=sinks,
+            block_size=block,
+            per_head_scales=per_head,
+        )
+        if result is None:  # the catalog has no priority list for this platform/GPU
+            return None
+        selection["first_choice"] = result.first_choice
+        selection["chosen"] = result.backend
+        selection["fails"] = result.fails
+        selection["no_backend"] = result.backend is None
+        rejected = [reason for name, reason in result.rejected if name == result.first_choice]
+        selection["reason"] = _sentence(rejected[0]) if rejected else None
+        selection["fallback"] = result.fell_back
+        selection["per_head_failure"] = result.backend is None and per_head
+        selection["rejected_text"] = "; ".join(f"{name}: {reason}" for name, reason in result.rejected)
+        if result.backend is None:
+            selection["fail_reason"] = _sentence(result.reason)
+            if per_head:
+                self.facts["backend"]["per_head_ok"] = False
+                self.facts["backend"]["per_head_reason"] = (
+                    f"attention_backend auto: no {self.release.label} backend on "
+                    f"{gpu.arch or gpu.id} takes static per-head KV scales (vLLM fails with "
+                    "'No valid attention backend found'); pin FLASH_ATTN on a GPU where it runs FA3 or FA4"
+                )
+        return result.backend
+
+    # -- features ------------------------------------------------------------------------------
+
+    def features(self, data: Dict[str, Any]) -> None:
+        """Features the manifest uses that this release lacks (KV312) or ignores (KV313)."""
+        unavailable: List[Dict[str, Any]] = []
+        ignored: List[Dict[str, Any]] = []
+        self.facts["features"] = {"unavailable": unavailable, "ignored": ignored}
+        scales = self.facts["scales"]
+        scales["warmup_ok"] = True
+        if self.release is None:
+            return
+        label = self.release.label
+
+        def need(feature: str, pointer: str, what: str) -> None:
+            info = self.release.feature(feature)
+            if info.status in ("absent", "removed"):
+                unavailable.append({"feature": feature, "pointer": pointer,
+                                    "message": f"{what} is not available in {label}: {info.message or info.status}"})
+
+        skip = get(data, "kv_cache", "skip_layers")
+        if isinstance(skip, list) and skip and self.engine == "vllm":
+            need("kv_cache_dtype_skip_layers", "/kv_cache/skip_layers", "kv_cache.skip_layers (--kv-cache-dtype-skip-layers)")
+        backend = get(data, "engine", "attention_backend", kind=str)
+        if backend and backend.lower() != "auto" and self.engine == "vllm":
+            info = self.release.feature("attention_backend_cli")
+            env = get(data, "engine", "env", kind=dict) or {}
+            if info.status == "absent" and "VLLM_ATTENTION_BACKEND" not in env:
+                unavailable.append({"feature": "attention_backend_cli", "pointer": "/engine/attention_backend",
+                                    "message": f"attention_backend {backend} cannot be passed as --attention-backend to {label} "
+                                               "(added in 0.13); set engine.env.VLLM_ATTENTION_BACKEND instead"})
+        env = get(data, "engine", "env", kind=dict) or {}
+        if "VLLM_ATTENTION_BACKEND" in env and self.engine == "vllm":
+            info = self.release.feature("attention_backend_env")
+            if info.status in ("ignored", "removed"):
+                ignored.append({"setting": "VLLM_ATTENTION_BACKEND", "pointer": "/engine/env/VLLM_ATTENTION_BACKEND",
+                                "message": f"{label} ignores VLLM_ATTENTION_BACKEND={env['VLLM_ATTENTION_BACKEND']}: "
+                                           f"{info.message or info.status}; set attention_backend instead"})
+        if scales.get("source") == "warmup":
+            info = self.release.feature("calculate_kv_scales")
+            if info.status in ("absent", "removed", "unknown") or self.engine != "vllm":
+                scales["warmup_ok"] = False
+                scales["warmup_reason"] = f"warm-up KV scale calculation (calculate_kv_scales) is not available in {label}: {info.message or info.status}"
+            elif self.facts["model"].get("kv_scales", "none") != "none":
+                scales["warmup_ok"] = False
+                scales["warmup_reason"] = (f"{label} ignores calculate_kv_scales when the checkpoint carries KV scales "
+                                           f"({self.facts['model']['kv_scales']}); the checkpoint's scales are used")
+
+    def default(self, name: str) -> Any:
+        return self.release.default(name) if self.release is not None else None
+
+
+def _sentence(text: Optional[str]) -> Optional[str]:
+    if not text:
+        return text
+    return text[0].upper() + text[1:] if text[0].islower() and not text.startswith(("vLLM", "fp", "int")) else text
+
+
+def scale_pairing(granularity: Optional[str], source: Optional[str]) -> Tuple[bool, str]:
+    """KV505: can this source produce this granularity?"""
+    if granularity is None or source is None:
+        return True, ""
+    allowed = {
+        "per-tensor": {"unit", "checkpoint", "warmup"},
+        "per-head": {"checkpoint"},
+        "per-token-head": {"dynamic"},
+        "block": {"dynamic", "checkpoint", "unit"},
+    }
+    ok = source in allowed.get(granularity, {source})
+    if ok:
+        return True, ""
+    return False, (
+        f"scale source {source} cannot produce {granularity} scales "
+        f"({granularity} scales come from: {', '.join(sorted(allowed[granularity]))})"
+    )

@@ -1,0 +1,287 @@
+"""The facts document: everything a rule condition can test, as plain JSON data.
+
+`FactsBuilder.resolve()` runs the resolve stage (catalog lookups, the effective cache format of
+every layer, the predicted backend) and records, beside the `Deployment`, the predicates the rule
+files in `rules/` test. Each predicate carries the concrete reason text the message shows, so a
+rule never has to know how a fact was derived.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from kvlint.deployment import LayerPlan, ModelGeometry, ScaleLayout
+from kvlint.load import escape_pointer_token
+from kvlint.resolve import (
+    Catalogs,
+    Resolution,
+    _model_geometry,
+    build_deployment,
+    get,
+    is_quantized_format,
+    memory_plan,
+    model_dtype,
+    model_format,
+    weights_bytes,
+)
+
+SLIDING_WINDOW = "sliding_window"
+
+
+class FactsBuilder:
+    def __init__(self, data: Dict[str, Any], file: str, manifest_path: Optional[Path], catalogs: Catalogs):
+        self.data = data
+        self.file = file
+        self.manifest_path = manifest_path
+        self.catalogs = catalogs
+        self.facts: Dict[str, Any] = {
+            "kind": get(data, "kind", kind=str) or "Deployment",
+            "file": file,
+            "name": get(data, "metadata", "name", kind=str),
+            "engine": {},
+            "gpu": {},
+            "model": {},
+            "kv_cache": {},
+            "scales": {},
+            "skip": {},
+            "backend": {"requested": get(data, "engine", "attention_backend", kind=str) or "auto"},
+            "selection": {},
+            "features": {},
+            "serving": {},
+            "targets": dict(get(data, "targets", kind=dict) or {}),
+        }
+
+    # -- pieces ------------------------------------------------------------------------------
+
+    def _gpu(self):
+        facts = self.facts["gpu"]
+        written = get(self.data, "hardware", "gpu", kind=str)
+        facts["written"] = written
+        facts["known"] = False
+        if not written:
+            return None
+        entry = self.catalogs.gpus.lookup(written)
+        if entry is None:
+            facts["suggestions"] = self.catalogs.gpus.suggest(written)
+            return None
+        from kvlint.units import parse_size
+
+        override = parse_size(get(self.data, "hardware", "memory"))
+        info = entry.info(override)
+        facts.update(
+            known=True,
+            id=info.id,
+            vendor=info.vendor,
+            cc=f"{info.compute_capability[0]}.{info.compute_capability[1]}" if info.compute_capability else None,
+            arch=info.arch,
+            fp8=info.fp8,
+            fp4=info.fp4,
+            memory_bytes=info.memory_bytes,
+        )
+        return info
+
+    def _model(self) -> Optional[ModelGeometry]:
+        facts = self.facts["model"]
+        facts["name"] = get(self.data, "model", "name", kind=str)
+        facts["source"] = None
+        geometry = _model_geometry(self.data, self.manifest_path, self.catalogs, self.facts)
+        facts["known"] = geometry is not None
+        facts["kv_scales"] = get(self.data, "model", "kv_scales", kind=str) or "none"
+        if geometry is not None:
+            kinds = [layer.kind for layer in geometry.layers]
+            facts.update(
+                num_layers=geometry.num_layers,
+                num_kv_heads=geometry.num_kv_heads,
+                head_dim=geometry.head_dim,
+                is_mla=geometry.is_mla,
+                has_sinks=geometry.has_sinks or any(l.has_sinks for l in geometry.layers),
+                has_sliding_layers=geometry.has_sliding_layers,
+                sliding_layers=kinds.count("sliding"),
+                full_layers=kinds.count("full"),
+                max_position_embeddings=geometry.max_position_embeddings,
+                dtype=geometry.dtype,
+            )
+        return geometry
+
+    def _skip(self, geometry: Optional[ModelGeometry]) -> Tuple[set, List[str]]:
+        """Indices of skipped layers, and why entries were ignored (KV401/KV402/KV405)."""
+        facts = self.facts["skip"]
+        entries = get(self.data, "kv_cache", "skip_layers")
+        facts["given"] = isinstance(entries, list) and len(entries) > 0
+        facts["entries"] = entries if isinstance(entries, list) else []
+        facts["out_of_range"] = []
+        facts["unrecognized"] = []
+        facts["names_sliding_window"] = False
+        skipped: set = set()
+        if not isinstance(entries, list):
+            return skipped, []
+        num_layers = geometry.num_layers if geometry else None
+        for position, entry in enumerate(entries):
+            pointer = f"/kv_cache/skip_layers/{position}"
+            if entry == SLIDING_WINDOW:
+                facts["names_sliding_window"] = True
+                facts["sliding_window_pointer"] = pointer
+                if geometry is not None:
+                    skipped.update(l.index for l in geometry.layers if l.kind == "sliding")
+                continue
+            index = entry
+            if isinstance(entry, str) and entry.strip().isdigit():
+                index = int(entry.strip())
+            if isinstance(index, int) and not isinstance(index, bool) and index >= 0:
+                if num_layers is not None and index >= num_layers:
+                    facts["out_of_range"].append(
+                        {"value": index, "pointer": pointer, "num_layers": num_layers, "last": num_layers - 1}
+                    )
+                else:
+                    skipped.add(index)
+                continue
+            facts["unrecognized"].append({"value": entry, "pointer": pointer})
+        return skipped, []
+
+    def _scales(self, quantized: bool, per_token_head: bool, block_scaled: bool) -> ScaleLayout:
+        facts = self.facts["scales"]
+        granularity = get(self.data, "kv_cache", "scales", "granularity", kind=str)
+        source = get(self.data, "kv_cache", "scales", "source", kind=str)
+        checkpoint = self.facts["model"]["kv_scales"]
+        derived = False
+        if quantized:
+            if granularity is None:
+                derived = True
+                if per_token_head:
+                    granularity = "per-token-head"
+                elif block_scaled:
+                    granularity = "block"
+                elif checkpoint == "per-head":
+                    granularity = "per-head"
+                else:
+                    granularity = "per-tensor"
+            if source is None:
+                derived = True
+                if per_token_head:
+                    source = "dynamic"
+                elif checkpoint != "none":
+                    source = "checkpoint"
+                elif get(self.data, "engine", "options", "calculate_kv_scales") is True:
+                    source = "warmup"
+                else:
+                    source = "unit"
+        calibration = get(self.data, "kv_cache", "scales", "calibration", kind=dict) or {}
+        max_len = get(self.facts, "serving", "max_model_len")
+        cal_len = calibration.get("max_seq_len") if isinstance(calibration.get("max_seq_len"), int) else None
+        facts.update(
+            granularity=granularity if quantized else None,
+            source=source if quantized else None,
+            derived=derived,
+            written_granularity=get(self.data, "kv_cache", "scales", "granularity", kind=str),
+            written_source=get(self.data, "kv_cache", "scales", "source", kind=str),
+            calibration_max_seq_len=cal_len,
+            calibration_ratio=(max_len / cal_len) if (cal_len and max_len) else None,
+            checkpoint=checkpoint,
+        )
+        return ScaleLayout(
+            granularity=granularity if quantized else None,  # type: ignore[arg-type]
+            source=source if quantized else None,  # type: ignore[arg-type]
+            derived=derived,
+        )
+
+    def _serving(self, geometry: Optional[ModelGeometry]) -> Optional[int]:
+        facts = self.facts["serving"]
+        written = get(self.data, "serving", "max_model_len", kind=int)
+        mpe = geometry.max_position_embeddings if geometry else None
+        facts.update(
+            max_model_len=written or mpe,
+            max_model_len_written=written,
+            max_position_embeddings=mpe,
+            max_num_batched_tokens=get(self.data, "serving", "max_num_batched_tokens", kind=int),
+        )
+        return written or mpe
+
+    # -- the whole resolve ---------------------------------------------------------------------
+
+    def resolve(self) -> Resolution:
+        from kvlint.compat import EngineView, scale_pairing
+
+        data = self.data
+        engine_name = get(data, "engine", "name", kind=str) or ""
+        version = str(get(data, "engine", "version") or "")
+        gpu = self._gpu()
+        geometry = self._model()
+        max_model_len = self._serving(geometry)
+        view = EngineView(self.catalogs, engine_name, version, self.facts)
+        dtype_literal = get(data, "kv_cache", "dtype", kind=str) or "auto"
+        mdtype = model_dtype(data, geometry)
+        skipped, _ = self._skip(geometry)
+
+        fmt = view.storage_format(dtype_literal, mdtype, gpu)
+        checkpoint = self.facts["model"]["kv_scales"]
+        auto_quantized = False
+        if dtype_literal == "auto" and checkpoint != "none" and engine_name == "vllm":
+            # vLLM: a checkpoint KV scheme turns `auto` into fp8 (vllm.md §9.8).
+            auto_quantized = True
+            fmt = view.storage_format("fp8", mdtype, gpu)
+        quantized = is_quantized_format(fmt)
+        per_token_head = bool(fmt and fmt.endswith("_per_token_head"))
+        block_scaled = fmt in ("nvfp4", "trtllm_nvfp4", "sglang_fp4", "fp8_ds_mla")
+        self.facts["kv_cache"].update(
+            dtype=dtype_literal,
+            format=fmt,
+            known=fmt is not None,
+            quantized=quantized,
+            fp8=bool(fmt and (fmt.startswith("fp8") or fmt == "fp8_per_token_head")),
+            fp4=fmt in ("nvfp4", "trtllm_nvfp4", "sglang_fp4"),
+            e5m2=fmt == "fp8_e5m2",
+            per_token_head=per_token_head,
+            auto_quantized=auto_quantized,
+            block_size=get(data, "kv_cache", "block_size", kind=int),
+            model_dtype=mdtype,
+        )
+        scales = self._scales(quantized, per_token_head, block_scaled)
+        pairing_ok, pairing_reason = scale_pairing(scales.granularity, scales.source)
+        self.facts["scales"].update(pairing_ok=pairing_ok, pairing_reason=pairing_reason)
+        error = self.facts["model"].get("config_error")
+        self.facts["model"]["config_error_suffix"] = f"; {error}" if error else ""
+
+        layers: Tuple[LayerPlan, ...] = ()
+        if geometry is not None and fmt is not None:
+            keep = model_format(mdtype)
+            layers = tuple(
+                LayerPlan(
+                    geometry=layer,
+                    cache_format=keep if (layer.index in skipped and quantized) else fmt,  # type: ignore[arg-type]
+                    skipped=layer.index in skipped and quantized,
+                )
+                for layer in geometry.layers
+            )
+        self.facts["skip"]["effective"] = sorted(skipped) if quantized else []
+        self.facts["skip"]["sliding_layers"] = self.facts["model"].get("sliding_layers", 0)
+
+        backend, backend_block = view.backend(dtype_literal if not auto_quantized else "fp8", gpu, geometry, scales)
+        view.features(data)
+        weights, weights_note = weights_bytes(data, self.facts["model"].get("catalog_weight_bytes"))
+        memory = memory_plan(data, gpu, view.default("gpu_memory_utilization"), weights)
+        deployment = None
+        if engine_name:
+            deployment = build_deployment(
+                data=data,
+                file=self.file,
+                engine=engine_name,
+                version=version,
+                requested_backend=self.facts["backend"].get("requested", "auto"),
+                backend=backend,
+                backend_block_size=backend_block,
+                gpu=gpu,
+                model=geometry,
+                kv_dtype=dtype_literal,
+                layers=layers,
+                scales=scales,
+                memory=memory,
+                max_model_len=max_model_len,
+                max_num_batched_tokens=get(data, "serving", "max_num_batched_tokens", kind=int),
+            )
+        notes = [weights_note] if weights_note else []
+        return Resolution(deployment=deployment, facts=self.facts, notes=notes)
+
+
+def pointer_for_skip(position: int) -> str:
+    return f"/kv_cache/skip_layers/{escape_pointer_token(str(position))}"

@@ -1,0 +1,220 @@
+"""The `resolve` stage: a manifest plus the catalog becomes a `Deployment` and a facts document.
+
+Resolve reads the manifest defensively (a document that failed the schema still resolves as far
+as it can: wrong types read as unknown), looks everything up in the catalog, and computes the
+predicates the rules test ("does this backend accept this dtype on this GPU at this release?").
+Rules never call the catalog; they read the facts document built here (kvlint/facts.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from kvlint.deployment import (
+    Deployment,
+    GpuInfo,
+    LayerPlan,
+    MemoryPlan,
+    ModelGeometry,
+    ScaleLayout,
+    Targets,
+)
+from kvlint.units import parse_size
+
+_MODEL_DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp16": "float16", "float32": "float32"}
+_UNQUANTIZED_FORMATS = {"bf16", "fp16", "fp32"}
+_MODEL_FORMAT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+
+
+def get(data: Any, *path: str, kind: Any = None) -> Any:
+    """data[path...] when every step exists and the leaf has the expected type, else None."""
+    current = data
+    for part in path:
+        if not isinstance(current, dict):
+            return None
+        current = current.get(part)
+    if kind is not None and not isinstance(current, kind):
+        return None
+    if isinstance(current, bool) and kind in (int, float, (int, float)):
+        return None
+    return current
+
+
+@dataclass
+class Resolution:
+    deployment: Optional[Deployment]
+    facts: Dict[str, Any]
+    notes: List[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Catalogs:
+    engines: Any
+    gpus: Any
+    models: Any
+
+
+def load_catalogs(extra_dirs: Tuple[str, ...] = ()) -> Catalogs:
+    from kvlint.catalog import load_catalogs as _load
+
+    return _load(extra_dirs)
+
+
+def _model_geometry(
+    data: Dict[str, Any], manifest_path: Optional[Path], catalogs: Catalogs, facts: Dict[str, Any]
+) -> Optional[ModelGeometry]:
+    from kvlint.catalog.hf_config import ConfigError, manifest_geometry_overrides, read_config
+
+    name = get(data, "model", "name", kind=str) or ""
+    model_facts = facts["model"]
+    base: Optional[ModelGeometry] = None
+    config_path = get(data, "model", "config", kind=str)
+    if config_path:
+        resolved = (manifest_path.parent if manifest_path else Path.cwd()) / config_path
+        try:
+            base = read_config(resolved, name=name) if _accepts_name(read_config) else read_config(resolved)
+            model_facts["source"] = "config"
+        except (ConfigError, OSError, ValueError) as exc:
+            model_facts["config_error"] = f"cannot use model.config {config_path}: {_reason(exc)}"
+    entry = catalogs.models.lookup(name) if name else None
+    if entry is not None:
+        model_facts["catalog_id"] = getattr(entry, "id", name)
+        if base is None:
+            base = entry.geometry()
+            model_facts["source"] = "catalog"
+        weights = getattr(entry, "weight_bytes", None)
+        if weights:
+            model_facts["catalog_weight_bytes"] = weights
+    elif name:
+        model_facts["suggestions"] = catalogs.models.suggest(name)
+    geometry = get(data, "model", "geometry", kind=dict)
+    if geometry:
+        try:
+            base = manifest_geometry_overrides(base, geometry, name)
+            model_facts["source"] = "manifest" if model_facts.get("source") is None else model_facts["source"] + "+manifest"
+        except (ConfigError, ValueError) as exc:
+            model_facts.setdefault("config_error", f"model.geometry is incomplete: {_reason(exc)}")
+    return base
+
+
+def _accepts_name(function: Any) -> bool:
+    import inspect
+
+    try:
+        return "name" in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc)
+    return getattr(exc, "strerror", None) or text or type(exc).__name__
+
+
+def resolve(data: Dict[str, Any], file: str, manifest_path: Optional[Path], catalogs: Catalogs) -> Resolution:
+    from kvlint.facts import FactsBuilder
+
+    builder = FactsBuilder(data, file, manifest_path, catalogs)
+    return builder.resolve()
+
+
+def model_dtype(data: Dict[str, Any], geometry: Optional[ModelGeometry]) -> str:
+    written = get(data, "model", "dtype", kind=str)
+    if written and written in _MODEL_DTYPES:
+        return _MODEL_DTYPES[written]
+    if geometry is not None and geometry.dtype in _MODEL_DTYPES:
+        return _MODEL_DTYPES[geometry.dtype]
+    return "bfloat16"
+
+
+def model_format(dtype: str) -> str:
+    return _MODEL_FORMAT.get(dtype, "bf16")
+
+
+def is_quantized_format(fmt: Optional[str]) -> bool:
+    return fmt is not None and fmt not in _UNQUANTIZED_FORMATS
+
+
+def weights_bytes(data: Dict[str, Any], catalog_bytes: Optional[int]) -> Tuple[Optional[int], Optional[str]]:
+    """Whole-model weight bytes and, when estimated, how."""
+    weights = get(data, "model", "weights", kind=dict) or {}
+    explicit = parse_size(weights.get("bytes")) if "bytes" in weights else None
+    if explicit is not None:
+        return explicit, None
+    params = weights.get("params")
+    dtype = weights.get("dtype")
+    per_param = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1, "int8": 1, "int4": 0.5, "mxfp4": 0.53125, "nvfp4": 0.5625}
+    if isinstance(params, (int, float)) and not isinstance(params, bool) and dtype in per_param:
+        return int(params * per_param[dtype]), f"weights estimated as {params:.3g} params x {per_param[dtype]} B ({dtype})"
+    if catalog_bytes:
+        return int(catalog_bytes), "weights taken from the model catalog's checkpoint size"
+    return None, None
+
+
+def memory_plan(
+    data: Dict[str, Any], gpu: Optional[GpuInfo], default_gmu: Optional[float], weights: Optional[int]
+) -> MemoryPlan:
+    gmu = get(data, "memory", "gpu_memory_utilization", kind=(int, float))
+    return MemoryPlan(
+        device_memory_bytes=gpu.memory_bytes if gpu else None,
+        gpu_memory_utilization=float(gmu) if gmu is not None else default_gmu,
+        kv_cache_memory=parse_size(get(data, "memory", "kv_cache_memory")),
+        non_kv_memory=parse_size(get(data, "memory", "non_kv_memory")),
+        weights_bytes=weights,
+    )
+
+
+def targets(data: Dict[str, Any]) -> Targets:
+    return Targets(
+        min_concurrency=get(data, "targets", "min_concurrency", kind=(int, float)),
+        min_kv_tokens=get(data, "targets", "min_kv_tokens", kind=int),
+        planned_kv_tokens=get(data, "targets", "planned_kv_tokens", kind=int),
+    )
+
+
+def build_deployment(
+    *,
+    data: Dict[str, Any],
+    file: str,
+    engine: str,
+    version: str,
+    requested_backend: str,
+    backend: Optional[str],
+    backend_block_size: Optional[int],
+    gpu: Optional[GpuInfo],
+    model: Optional[ModelGeometry],
+    kv_dtype: str,
+    layers: Tuple[LayerPlan, ...],
+    scales: ScaleLayout,
+    memory: MemoryPlan,
+    max_model_len: Optional[int],
+    max_num_batched_tokens: Optional[int],
+) -> Deployment:
+    env = get(data, "engine", "env", kind=dict) or {}
+    options = get(data, "engine", "options", kind=dict) or {}
+    return Deployment(
+        file=file,
+        name=get(data, "metadata", "name", kind=str) or "",
+        engine=engine,  # type: ignore[arg-type]
+        engine_version=version,
+        requested_backend=requested_backend,
+        backend=backend,
+        gpu=gpu,
+        tensor_parallel=get(data, "parallelism", "tensor", kind=int) or 1,
+        pipeline_parallel=get(data, "parallelism", "pipeline", kind=int) or 1,
+        model=model,
+        kv_dtype=kv_dtype,
+        layers=layers,
+        scales=scales,
+        block_size=get(data, "kv_cache", "block_size", kind=int),
+        backend_block_size=backend_block_size,
+        memory=memory,
+        max_model_len=max_model_len,
+        max_num_seqs=get(data, "serving", "max_num_seqs", kind=int),
+        max_num_batched_tokens=max_num_batched_tokens,
+        targets=targets(data),
+        env=tuple(sorted((str(k), str(v)) for k, v in env.items())),
+        disable_hybrid_kv_cache_manager=bool(options.get("disable_hybrid_kv_cache_manager", False)),
+    )

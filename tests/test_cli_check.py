@@ -10,7 +10,7 @@ import pytest
 from conftest import VALID_MANIFEST, check_json, codes_at
 
 TYPO = VALID_MANIFEST.replace("  dtype: auto\n", "  dtyp: auto\n  dtype: auto\n")  # KV102 at 13:3
-BAD_ENGINE = VALID_MANIFEST.replace("name: vllm", "name: vlm")  # KV104 at 6:9
+BAD_NAME = VALID_MANIFEST.replace("name: llama8b-bf16-h100", "name: Llama_8B")  # KV105 at 4:9 (no semantic effect)
 UNUSED = VALID_MANIFEST.replace("  dtype: auto\n", "  dtype: auto  # kvlint: ignore[KV102]\n")  # KV901 (warning)
 
 
@@ -65,7 +65,7 @@ def test_suppression_works_on_stdin(workspace, cli):
 def test_directory_recursion_exclude_and_non_manifests(workspace, write):
     write("kvlint.toml", 'exclude = ["deploy/skipped", "*.draft.yaml"]\n')
     write("deploy/a.yaml", TYPO)
-    write("deploy/sub/deeper/b.yml", BAD_ENGINE)
+    write("deploy/sub/deeper/b.yml", BAD_NAME)
     write("deploy/c.json", json.dumps({"apiVersion": "kvlint/v1", "kind": "Deployment"}))
     write("deploy/skipped/d.yaml", TYPO)
     write("deploy/e.draft.yaml", TYPO)
@@ -95,24 +95,24 @@ def test_default_path_is_cwd(workspace, write, cli):
 @pytest.mark.parametrize(
     "args, expected",
     [
-        ([], {"KV102", "KV104"}),
+        ([], {"KV102", "KV105"}),
         (["--select", "KV102"], {"KV102"}),
         (["--select", "unknown-property"], {"KV102"}),
-        (["--select", "KV10"], {"KV102", "KV104"}),
-        (["--select", "KV1"], {"KV102", "KV104"}),
+        (["--select", "KV10"], {"KV102", "KV105"}),
+        (["--select", "KV1"], {"KV102", "KV105"}),
         (["--select", "KV0"], set()),
-        (["--select", "KV102,invalid-value"], {"KV102", "KV104"}),
-        (["--select", "KV102", "--select", "KV104"], {"KV102", "KV104"}),
-        (["--ignore", "KV102"], {"KV104"}),
-        (["--ignore", "invalid-value"], {"KV102"}),
+        (["--select", "KV102,pattern-mismatch"], {"KV102", "KV105"}),
+        (["--select", "KV102", "--select", "KV105"], {"KV102", "KV105"}),
+        (["--ignore", "KV102"], {"KV105"}),
+        (["--ignore", "pattern-mismatch"], {"KV102"}),
         (["--ignore", "KV1"], set()),
-        (["--select", "KV0", "--extend-select", "KV104"], {"KV104"}),
+        (["--select", "KV0", "--extend-select", "KV105"], {"KV105"}),
         (["--select", "ALL", "--ignore", "KV10"], set()),
     ],
 )
 def test_select_ignore_extend_select(workspace, write, args, expected):
     write("a.yaml", TYPO)
-    write("b.yaml", BAD_ENGINE)
+    write("b.yaml", BAD_NAME)
     report = check_json(*args, "a.yaml", "b.yaml")
     assert {d["code"] for d in report["diagnostics"]} == expected
 
@@ -191,8 +191,8 @@ def test_step_summary_not_written_for_other_formats(workspace, write, cli, monke
 
 
 def test_ordering_is_deterministic_and_sorted(workspace, write, cli):
-    write("b.yaml", TYPO + "---\n" + BAD_ENGINE)
-    write("a.yaml", BAD_ENGINE.replace("kv_cache:\n", "kv_cach:\n"))
+    write("b.yaml", TYPO + "---\n" + BAD_NAME)
+    write("a.yaml", BAD_NAME.replace("kv_cache:\n", "kv_cach:\n"))
     write("c/z.yaml", "a: [\n")
     first = cli(["check", "--output-format", "json", "c", "b.yaml", "a.yaml"])
     second = cli(["check", "--output-format", "json", "c", "b.yaml", "a.yaml"])

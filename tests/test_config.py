@@ -11,7 +11,7 @@ from conftest import VALID_MANIFEST, check_json
 from kvlint.config import Config, discover, load_config, split_csv
 
 TYPO = VALID_MANIFEST.replace("  dtype: auto\n", "  dtyp: auto\n  dtype: auto\n")  # KV102
-BAD_ENGINE = VALID_MANIFEST.replace("name: vllm", "name: vlm")  # KV104
+BAD_NAME = VALID_MANIFEST.replace("name: llama8b-bf16-h100", "name: Llama_8B")  # KV105 at 4:9 (no semantic effect)
 
 
 def found(report) -> set:
@@ -27,9 +27,9 @@ def project(workspace: Path) -> Path:
 
 def test_kvlint_toml_discovered_upward_from_cwd(project, monkeypatch, write):
     write("kvlint.toml", 'ignore = ["KV102"]\n')
-    write("deep/er/m.yaml", TYPO + "---\n" + BAD_ENGINE)
+    write("deep/er/m.yaml", TYPO + "---\n" + BAD_NAME)
     monkeypatch.chdir(project / "deep" / "er")
-    assert found(check_json("m.yaml")) == {"KV104"}
+    assert found(check_json("m.yaml")) == {"KV105"}
     assert discover(Path.cwd()) == (project / "kvlint.toml").resolve()
 
 
@@ -50,9 +50,9 @@ def test_pyproject_without_table_does_not_stop_the_search(project, monkeypatch, 
 
 def test_kvlint_toml_wins_over_pyproject_in_the_same_directory(project, write):
     write("kvlint.toml", 'ignore = ["KV102"]\n')
-    write("pyproject.toml", '[tool.kvlint]\nignore = ["KV104"]\n')
-    write("m.yaml", TYPO + "---\n" + BAD_ENGINE)
-    assert found(check_json("m.yaml")) == {"KV104"}
+    write("pyproject.toml", '[tool.kvlint]\nignore = ["KV105"]\n')
+    write("m.yaml", TYPO + "---\n" + BAD_NAME)
+    assert found(check_json("m.yaml")) == {"KV105"}
 
 
 @pytest.mark.parametrize(
@@ -98,12 +98,12 @@ def test_unknown_selector_in_config_is_exit_two(project, write, cli):
 
 def test_cli_overrides_config(project, write, cli):
     write("kvlint.toml", 'select = ["KV102"]\nfail-on = "warning"\noutput-format = "json"\n')
-    write("m.yaml", TYPO + "---\n" + BAD_ENGINE)
+    write("m.yaml", TYPO + "---\n" + BAD_NAME)
     # config alone: select KV102, json output
     assert found(json.loads(cli(["check", "m.yaml"]).stdout)) == {"KV102"}
     # --select replaces the config's select; --output-format replaces the config's
-    result = cli(["check", "--select", "KV104", "--output-format", "concise", "m.yaml"])
-    assert "KV104" in result.stdout and "KV102" not in result.stdout
+    result = cli(["check", "--select", "KV105", "--output-format", "concise", "m.yaml"])
+    assert "KV105" in result.stdout and "KV102" not in result.stdout
     # --fail-on replaces the config's: a warning-only run passes with --fail-on error
     write("w.yaml", VALID_MANIFEST.replace("  dtype: auto\n", "  dtype: auto  # kvlint: ignore[KV102]\n"))
     assert cli(["check", "--select", "ALL", "w.yaml"]).exit_code == 1
@@ -112,21 +112,21 @@ def test_cli_overrides_config(project, write, cli):
 
 def test_cli_ignore_adds_to_config_ignore(project, write):
     write("kvlint.toml", 'ignore = ["KV102"]\n')
-    write("m.yaml", TYPO + "---\n" + BAD_ENGINE)
-    assert found(check_json("--ignore", "KV104", "m.yaml")) == set()
+    write("m.yaml", TYPO + "---\n" + BAD_NAME)
+    assert found(check_json("--ignore", "KV105", "m.yaml")) == set()
 
 
 def test_explicit_config_path(project, write, cli):
-    write("conf/strict.toml", 'ignore = ["KV104"]\n')
-    write("m.yaml", BAD_ENGINE)
+    write("conf/strict.toml", 'ignore = ["KV105"]\n')
+    write("m.yaml", BAD_NAME)
     assert found(check_json("--config", "conf/strict.toml", "m.yaml")) == set()
     missing = cli(["check", "--config", "conf/nope.toml", "m.yaml"])
     assert missing.exit_code == 2 and "does not exist" in missing.stderr
 
 
 def test_per_file_ignores_relative_to_the_config(project, monkeypatch, write):
-    write("kvlint.toml", '[per-file-ignores]\n"legacy/*.yaml" = ["KV102", "invalid-value"]\n')
-    write("legacy/old.yaml", TYPO + "---\n" + BAD_ENGINE)
+    write("kvlint.toml", '[per-file-ignores]\n"legacy/*.yaml" = ["KV102", "pattern-mismatch"]\n')
+    write("legacy/old.yaml", TYPO + "---\n" + BAD_NAME)
     write("new/m.yaml", TYPO)
     monkeypatch.chdir(project / "new")  # the glob is relative to the config file, not the cwd
     report = check_json("../legacy/old.yaml", "m.yaml")

@@ -312,15 +312,15 @@ def test_json_input_with_positions(workspace, write):
     write(
         "m.json",
         '{\n  "apiVersion": "kvlint/v1",\n  "kind": "Deployment",\n'
-        '  "metadata": {"name": "llama8b"},\n'
-        '  "engine": {"name": "vlm", "version": "0.19.1"},\n'
+        '  "metadata": {"name": "Llama8b"},\n'
+        '  "engine": {"name": "vllm", "version": "0.19.1"},\n'
         '  "hardware": {"gpu": "H100-SXM-80GB"},\n'
         '  "model": {"name": "meta-llama/Llama-3.1-8B-Instruct"},\n'
         '  "kv_cache": {"dtype": "auto"}\n}\n',
     )
     report = check_json("m.json")
-    assert codes_at(report) == [("KV104", 5, 22)]
-    assert report["diagnostics"][0]["pointer"] == "/engine/name"
+    assert codes_at(report) == [("KV105", 4, 24)]
+    assert report["diagnostics"][0]["pointer"] == "/metadata/name"
 
 
 def test_json_syntax_error_is_kv001(workspace, write):

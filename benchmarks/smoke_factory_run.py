@@ -48,6 +48,7 @@ def main() -> int:
     parser.add_argument("--layers", type=int, default=2, help="layers per model (kept small: a smoke test)")
     parser.add_argument("--format", default="json", choices=("json", "text"))
     parser.add_argument("--output", help="write the report here as well as to stdout")
+    parser.add_argument("--text-output", help="also write the text table here")
     args = parser.parse_args()
 
     from kvlint.smoke import run_smoke
@@ -56,6 +57,8 @@ def main() -> int:
     print(outcome.text)
     if args.output:
         Path(args.output).write_text(outcome.text + "\n", encoding="utf-8")
+    if args.text_output:
+        Path(args.text_output).write_text(outcome.renderings.get("text", outcome.text) + "\n", encoding="utf-8")
     return outcome.exit_code
 
 

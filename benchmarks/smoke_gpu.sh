@@ -82,12 +82,11 @@ fi
 # 3. Reference deployments built in code.
 factory_rc=0
 timeout "$STEP_TIMEOUT" "$PY" benchmarks/smoke_factory_run.py --device cuda --layers 2 --format json \
-  --output "$RESULTS/smoke_factory.json" > /dev/null 2> "$RESULTS/smoke_factory.stderr" || factory_rc=$?
-record "factory deployments --device cuda (JSON: smoke_factory.json)" "$factory_rc"
-text_rc=0
-timeout "$STEP_TIMEOUT" "$PY" benchmarks/smoke_factory_run.py --device cuda --layers 2 --format text \
-  --output "$RESULTS/smoke_factory.txt" 2>> "$RESULTS/smoke_factory.stderr" || text_rc=$?
+  --output "$RESULTS/smoke_factory.json" --text-output "$RESULTS/smoke_factory.txt" \
+  > /dev/null 2> "$RESULTS/smoke_factory.stderr" || factory_rc=$?
+cat "$RESULTS/smoke_factory.txt" 2> /dev/null || true
 tail -c 4000 "$RESULTS/smoke_factory.stderr" || true
+record "factory deployments --device cuda (smoke_factory.json, smoke_factory.txt)" "$factory_rc"
 
 # 4. The gpu-marked tests.
 pytest_rc=0

@@ -12,8 +12,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import traceback
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, List, Optional, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvlint.deployment import Deployment
@@ -29,6 +29,7 @@ __all__ = ["SmokeOutcome", "run_smoke", "EXIT_PASSED", "EXIT_FAILED", "EXIT_ERRO
 class SmokeOutcome:
     exit_code: int
     text: str  # what the command prints (text table or JSON document)
+    renderings: Dict[str, str] = field(default_factory=dict)  # "text" and "json", when the test ran
 
 
 def _not_run(message: str, fmt: str) -> SmokeOutcome:
@@ -98,8 +99,8 @@ def run_smoke(
             summary["message"] = "no deployments to test"
         elif skipped and not failed:
             summary["message"] = "some layer groups could not be built here; not a pass"
-        text = report.to_json(results, summary) if fmt == "json" else report.to_text(results, summary)
-        return SmokeOutcome(code, text)
+        renderings = {"json": report.to_json(results, summary), "text": report.to_text(results, summary)}
+        return SmokeOutcome(code, renderings[fmt], renderings)
     except Exception as exc:  # SPEC: exit 2, never a traceback on the terminal
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return _error(f"internal error: {detail}", fmt)

@@ -28,7 +28,7 @@ def _fmt_bytes(g: GroupResult) -> str:
     if g.bytes_per_block_measured is None:
         return "-"
     mark = "=" if g.bytes_per_block_measured == g.bytes_per_block_predicted else "!="
-    return f"{g.bytes_per_block_measured} {mark} {g.bytes_per_block_predicted}"
+    return f"{g.bytes_per_block_measured} {mark} {g.bytes_per_block_predicted} ({g.block_size} tok)"
 
 
 def _fmt_time(g: GroupResult) -> str:

@@ -80,6 +80,9 @@ def capacity_facts(capacity, facts: Dict[str, Any], data: Dict[str, Any], defaul
         out["sequence_gib"] = round(capacity.sequence.bytes / 2**30, 2)
     below: List[Dict[str, Any]] = []
     targets = facts.get("targets") or {}
+    if out["startup_error"]:  # the engine would not start: KV608 says so, targets are moot
+        out["below_targets"] = below
+        return out
     conc, tokens = out["max_concurrency"], out["kv_cache_tokens"]
     want_conc = targets.get("min_concurrency")
     if isinstance(want_conc, (int, float)) and conc is not None and conc < want_conc:

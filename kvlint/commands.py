@@ -1,9 +1,103 @@
-"""Registers the commands that live in their own modules."""
+"""`kvlint capacity` and `kvlint smoke`: commands that need the resolved deployments."""
 
 from __future__ import annotations
+
+import json
+import sys
+from typing import Any, List, Optional, Sequence, Tuple
 
 import click
 
 
+def _deployments(paths: Sequence[str], config) -> Tuple[List[Any], List[str]]:
+    """(analyses, problems) for every Deployment document under paths.
+
+    Documents that do not load get a one-line problem; `kvlint check` explains them in full.
+    """
+    from pathlib import Path
+
+    from kvlint.analyze import analyze_deployment, manifest_path
+    from kvlint.check import _display_path, discover_files, read_input
+    from kvlint.load import load_bytes
+
+    analyses: List[Any] = []
+    problems: List[str] = []
+    for path in discover_files(list(paths), config):
+        display, raw = read_input(path)
+        display = _display_path(display, Path.cwd())
+        loaded = load_bytes(raw, display)
+        for finding in loaded.findings:
+            if finding.code in ("KV001", "KV004"):
+                problems.append(f"{finding.file}:{finding.line}:{finding.column}: {finding.code} {finding.message}")
+        for document in loaded.documents:
+            data = document.data
+            if not isinstance(data, dict) or data.get("apiVersion") != "kvlint/v1":
+                continue
+            if data.get("kind") == "Ablation":
+                from kvlint.ablation import expand_for_capacity
+
+                analyses.extend(expand_for_capacity(document, config))
+                continue
+            analyses.append(
+                analyze_deployment(data, document.file, manifest_path(document), config.catalog_dirs, config.max_scale_overhead)
+            )
+    return analyses, problems
+
+
 def register(group: click.Group) -> None:
-    return None
+    @group.command()
+    @click.argument("paths", nargs=-1, required=True, type=click.Path())
+    @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", help="Readable table or SPEC section 4 JSON.")
+    @click.option("--output-file", "-o", type=click.Path(dir_okay=False), help="Write to a file instead of stdout.")
+    @click.option("--config", "config_path", type=click.Path(dir_okay=False))
+    def capacity(paths, fmt, output_file, config_path):
+        """Print the corrected KV capacity of each manifest."""
+        from kvlint.cli import EXIT_FINDINGS, EXIT_OK, _write
+        from kvlint.config import load_config
+
+        config = load_config(config_path)
+        analyses, problems = _deployments(paths, config)
+        results = [a.capacity for a in analyses if a.capacity is not None]
+        for problem in problems:
+            click.echo(f"kvlint capacity: {problem}", err=True)
+        if fmt == "json":
+            documents = []
+            for analysis in analyses:
+                if analysis.capacity is None:
+                    continue
+                entry = analysis.capacity.to_json()
+                variant = analysis.facts.get("variant")
+                if variant:
+                    entry["variant"] = variant
+                documents.append(entry)
+            _write(json.dumps(documents, indent=2) + "\n", output_file)
+        else:
+            from kvlint.report.capacity_table import render_capacity_text
+
+            _write(render_capacity_text(results), output_file)
+        sys.exit(EXIT_FINDINGS if problems else EXIT_OK)
+
+    @group.command()
+    @click.argument("paths", nargs=-1, required=True, type=click.Path())
+    @click.option("--device", type=click.Choice(("auto", "cuda", "cpu")), default="auto", help="Where to run the kernels (default: CUDA when visible).")
+    @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text")
+    @click.option("--layers", type=click.IntRange(min=1), default=None, help="Attention-check at most N layers per layer group.")
+    @click.option("--output-file", "-o", type=click.Path(dir_okay=False))
+    @click.option("--config", "config_path", type=click.Path(dir_okay=False))
+    def smoke(paths, device, fmt, layers, output_file, config_path):
+        """Run the quantized KV kernels on the device and prove nothing fell back.
+
+        Exit 0 passed, 1 failed, 2 usage or internal error, 3 could not run here.
+        """
+        from kvlint.cli import _write
+        from kvlint.config import load_config
+        from kvlint.smoke import run_smoke
+
+        config = load_config(config_path)
+        analyses, problems = _deployments(paths, config)
+        for problem in problems:
+            click.echo(f"kvlint smoke: {problem}", err=True)
+        deployments = [a.deployment for a in analyses if a.deployment is not None and a.deployment.layers]
+        outcome = run_smoke(deployments, device=device, layers=layers, fmt=fmt)
+        _write(outcome.text.rstrip("\n") + "\n", output_file)
+        sys.exit(outcome.exit_code)

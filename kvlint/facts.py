@@ -194,6 +194,8 @@ class FactsBuilder:
             max_model_len_written=written,
             max_position_embeddings=mpe,
             max_num_batched_tokens=get(self.data, "serving", "max_num_batched_tokens", kind=int),
+            exceeds_model=bool(written and mpe and written > mpe),
+            max_model_len_pointer="/serving/max_model_len" if written else "/model/name",
         )
         return written or mpe
 

@@ -21,7 +21,7 @@ def load_catalogs(extra_dirs: Tuple[str, ...] = ()):
 
     dirs = [catalog_dir(), *extra_dirs]
     return Catalogs(
-        engines=load_engine_catalog([d / "engines" if hasattr(d, "__truediv__") else d for d in dirs]),
+        engines=load_engine_catalog([catalog_dir() / "engines", *extra_dirs]),
         gpus=load_gpu_catalog(dirs),
         models=load_model_catalog(dirs),
     )

@@ -35,6 +35,7 @@ class EngineView:
             version=version or None,
             known=self.release is not None,
             known_range=f"{known[0]} to {known[-1]}" if known else "none",
+            label=self.release.label if self.release is not None else f"{engine} {version}".strip(),
         )
 
     # -- dtype ---------------------------------------------------------------------------------

@@ -258,7 +258,9 @@ class FactsBuilder:
         self.facts["skip"]["effective"] = sorted(skipped) if quantized else []
         self.facts["skip"]["sliding_layers"] = self.facts["model"].get("sliding_layers", 0)
 
-        backend, backend_block = view.backend(dtype_literal if not auto_quantized else "fp8", gpu, geometry, scales)
+        backend, backend_block = None, None
+        if fmt is not None:  # an unknown dtype is KV205; predicting a backend for it adds noise
+            backend, backend_block = view.backend(dtype_literal if not auto_quantized else "fp8", gpu, geometry, scales)
         view.features(data)
         weights, weights_note = weights_bytes(data, self.facts["model"].get("catalog_weight_bytes"))
         memory = memory_plan(data, gpu, view.default("gpu_memory_utilization"), weights)

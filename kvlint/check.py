@@ -88,19 +88,23 @@ def discover_files(paths: Sequence[str], config: Config) -> List[str]:
             continue
         if not path.is_dir():
             raise UsageError(f"{raw}: no such file or directory")
+        # A directory named on the command line is checked even when `exclude` matches it (as a
+        # file named there is, and as in ruff): `kvlint check examples/broken` shows findings.
+        # Patterns that do not match the named directory still prune what lies below it.
+        exclude = tuple(p for p in config.exclude if not _excluded(path, (p,), config.root))
         for directory, subdirs, files in os.walk(path):
             subdirs[:] = sorted(
                 d
                 for d in subdirs
                 if d not in _SKIP_DIRS
                 and not d.startswith(".")
-                and not _excluded(Path(directory) / d, config.exclude, config.root)
+                and not _excluded(Path(directory) / d, exclude, config.root)
             )
             for name in sorted(files):
                 candidate = Path(directory) / name
                 if not name.endswith(MANIFEST_SUFFIXES):
                     continue
-                if _excluded(candidate, config.exclude, config.root):
+                if _excluded(candidate, exclude, config.root):
                     continue
                 if not _looks_like_manifest(candidate):
                     continue

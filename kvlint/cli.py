@@ -224,7 +224,9 @@ def rule_as_json(found) -> dict:
 @main.command()
 @click.option("--config", "config_path", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text")
-def rules(config_path: Optional[str], fmt: str):
+@click.option("--write-docs", "docs_dir", type=click.Path(file_okay=False),
+              help="Write one Markdown page per rule ({CODE}.md) and an index README.md into DIR.")
+def rules(config_path: Optional[str], fmt: str, docs_dir: Optional[str]):
     """List every rule."""
     from kvlint.config import load_config
     from kvlint.rulebook import load_rulebook
@@ -232,6 +234,17 @@ def rules(config_path: Optional[str], fmt: str):
 
     config = load_config(config_path)
     book = list(load_rulebook(tuple(config.rules_dirs)))
+    if docs_dir:
+        from kvlint.docs import write_rule_docs
+
+        try:
+            changed = write_rule_docs(book, Path(docs_dir))
+        except OSError as exc:
+            from kvlint.check import UsageError
+
+            raise UsageError(f"cannot write {docs_dir}: {exc.strerror}") from None
+        click.echo(f"{len(changed)} page(s) written to {docs_dir} ({len(book)} rules)")
+        return
     if fmt == "json":
         import json
 

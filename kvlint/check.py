@@ -252,6 +252,11 @@ def run_check(paths: Sequence[str], context: CheckContext) -> CheckResult:
             if f.code not in ignored_here and (f.code in context.enabled)
         ]
         all_findings.extend(findings)
+        # Keep memory flat over thousands of files: reporters need only the source text of
+        # files with findings (for the caret excerpt), never the parsed documents.
+        loaded.documents = []
+        if not findings:
+            loaded.text = ""
     all_findings.sort(key=Finding.sort_key)
     return CheckResult(files=files, findings=_dedupe(all_findings), documents=documents)
 

@@ -127,14 +127,19 @@ class Rulebook:
 
         return replace(finding, name=rule.name, severity=rule.severity, url=rule.url)
 
-    def condition_validator(self, rule: Rule) -> Any:
-        validator = self._validators.get(rule.code)
-        if validator is None:
-            from jsonschema import Draft202012Validator
+    def condition_predicate(self, rule: Rule) -> Any:
+        """A callable facts -> bool: compiled when possible, else jsonschema's is_valid."""
+        predicate = self._validators.get(rule.code)
+        if predicate is None:
+            from kvlint.conditions import compile_condition
 
-            validator = Draft202012Validator(rule.condition)
-            self._validators[rule.code] = validator
-        return validator
+            predicate = compile_condition(rule.condition)
+            if predicate is None:
+                from jsonschema import Draft202012Validator
+
+                predicate = Draft202012Validator(rule.condition).is_valid
+            self._validators[rule.code] = predicate
+        return predicate
 
     def evaluate(
         self,
@@ -154,15 +159,15 @@ class Rulebook:
                 continue
             if not rule.applies(engine, version, kind):
                 continue
-            validator = self.condition_validator(rule)
+            holds = self.condition_predicate(rule)
             if rule.for_each:
                 items = _resolve_pointer(facts, rule.for_each)
                 for item in items if isinstance(items, list) else []:
                     context = dict(facts)
                     context["item"] = item
-                    if validator.is_valid(context):
+                    if holds(context):
                         fired.append((rule, render(rule.message, context), render(rule.pointer, context)))
-            elif validator.is_valid(facts):
+            elif holds(facts):
                 fired.append((rule, render(rule.message, facts), render(rule.pointer, facts)))
         return fired
 
@@ -238,9 +243,10 @@ def _rule_from_data(data: Mapping[str, Any], path: str, builtin: bool) -> Rule:
 
 
 def read_rule_file(path: Path, validate: bool) -> Rule:
+    from kvlint.datacache import load_cached
+
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = yaml.load(handle, Loader=_YamlLoader)
+        data = load_cached(path, lambda text: yaml.load(text, Loader=_YamlLoader))
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
         raise RuleError(f"{path}: cannot read rule file: {exc}") from None
     if validate:

@@ -204,11 +204,25 @@ class PerTokenBytes:
         return self.payload_bytes + self.scale_bytes
 
 
-def _whole_model_layers(deployment: Deployment) -> Iterable[Tuple[LayerPlan, int]]:
-    """Every layer with its whole-model KV head count (1 for MLA)."""
+def _whole_model_layers(deployment: Deployment) -> Iterable[Tuple[LayerPlan, int, int]]:
+    """(representative layer, whole-model KV heads (1 for MLA), number of such layers).
+
+    Layers that differ only in their index cost the same bytes, so they are priced once and
+    multiplied: a model is usually one or two classes of layers, not eighty.
+    """
+    classes: Dict[tuple, List] = {}
     for plan in deployment.layers:
+        g = plan.geometry
+        key = (g.kind, g.window, g.num_kv_heads, g.head_dim, g.v_head_dim, g.is_mla,
+               plan.cache_format, plan.skipped)
+        entry = classes.get(key)
+        if entry is None:
+            classes[key] = [plan, 1]
+        else:
+            entry[1] += 1
+    for plan, count in classes.values():
         heads = 1 if plan.geometry.is_mla else plan.geometry.num_kv_heads
-        yield plan, heads
+        yield plan, heads, count
 
 
 def per_token(deployment: Deployment) -> Optional[PerTokenBytes]:
@@ -218,16 +232,16 @@ def per_token(deployment: Deployment) -> Optional[PerTokenBytes]:
     model_dtype = deployment.model.dtype
     requested = requested_format(deployment)
     payload = scale = bf16 = naive = skipped = skipped_naive = 0
-    for plan, heads in _whole_model_layers(deployment):
+    for plan, heads, count in _whole_model_layers(deployment):
         fmt = effective_format(plan, model_dtype)
         tb = format_token_bytes(fmt, plan.geometry, heads)
-        payload += tb.payload
-        scale += tb.scale
-        bf16 += bf16_token_bytes(plan.geometry, heads)
-        layer_naive = naive_token_bytes(requested or fmt, plan.geometry, heads)
+        payload += tb.payload * count
+        scale += tb.scale * count
+        bf16 += bf16_token_bytes(plan.geometry, heads) * count
+        layer_naive = naive_token_bytes(requested or fmt, plan.geometry, heads) * count
         naive += layer_naive
         if plan.skipped:
-            skipped += tb.total
+            skipped += tb.total * count
             skipped_naive += layer_naive
     return PerTokenBytes(payload, scale, bf16, naive, skipped, skipped_naive)
 
@@ -253,19 +267,19 @@ def static_scales(deployment: Deployment) -> Optional[StaticScaleBytes]:
     granularity = deployment.scales.granularity
     kv = qkv = 0
     model_dtype = deployment.model.dtype
-    for plan, heads in _whole_model_layers(deployment):
+    for plan, heads, count in _whole_model_layers(deployment):
         fmt = effective_format(plan, model_dtype)
         if fmt in UNQUANTIZED_FORMATS or fmt in PER_TOKEN_HEAD_FORMATS or fmt == "fp8_ds_mla":
             continue
         if fmt in STATIC_SCALE_FORMATS and granularity == "per-head":
             q_heads = deployment.model.num_attention_heads or heads
-            kv += heads * 2 * 4
-            qkv += (q_heads + 2 * heads) * 4
+            kv += heads * 2 * 4 * count
+            qkv += (q_heads + 2 * heads) * 4 * count
         elif granularity == "per-token-head":
             continue
         else:
-            kv += 2 * 4
-            qkv += 3 * 4
+            kv += 2 * 4 * count
+            qkv += 3 * 4 * count
     return StaticScaleBytes(kv, qkv, granularity)
 
 
@@ -296,15 +310,15 @@ def sequence(deployment: Deployment, tokens: int) -> Optional[SequenceBytes]:
     model_dtype = deployment.model.dtype
     requested = requested_format(deployment)
     payload = scale = bf16 = naive = full_len = positions = skipped = 0
-    for plan, heads in _whole_model_layers(deployment):
+    for plan, heads, count in _whole_model_layers(deployment):
         fmt = effective_format(plan, model_dtype)
         tb = format_token_bytes(fmt, plan.geometry, heads)
-        kept = retained_positions(plan.geometry, tokens)
+        kept = retained_positions(plan.geometry, tokens) * count
         payload += tb.payload * kept
         scale += tb.scale * kept
         bf16 += bf16_token_bytes(plan.geometry, heads) * kept
-        naive += naive_token_bytes(requested or fmt, plan.geometry, heads) * tokens
-        full_len += tb.total * tokens
+        naive += naive_token_bytes(requested or fmt, plan.geometry, heads) * tokens * count
+        full_len += tb.total * tokens * count
         positions += kept
         if plan.skipped:
             skipped += kept

@@ -717,7 +717,9 @@ def _check_versions(doc: Mapping[str, Any], file: Path) -> None:
 
 def load_engine_file(path: Path, validate: bool = True) -> Mapping[str, Any]:
     try:
-        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+        from kvlint.datacache import load_cached
+
+        doc = load_cached(path, lambda text: yaml.load(text, Loader=_Loader))
     except (OSError, yaml.YAMLError) as exc:
         raise CatalogError(path, f"cannot read catalog file: {exc}") from None
     if not isinstance(doc, dict):

@@ -65,9 +65,10 @@ class Source:
 
 
 def read_catalog_yaml(path: Path) -> Any:
+    from kvlint.datacache import load_cached
+
     try:
-        with open(path, "rb") as handle:
-            return yaml.load(handle, Loader=_SafeLoader)  # noqa: S506 - a safe loader
+        return load_cached(path, lambda text: yaml.load(text, Loader=_SafeLoader))  # noqa: S506
     except yaml.YAMLError as error:
         raise CatalogError(f"not valid YAML: {error}", str(path)) from None
     except OSError as error:

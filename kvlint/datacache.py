@@ -1,0 +1,53 @@
+"""Parsed-YAML cache for kvlint's own data files (rules, catalog).
+
+Every `kvlint check` reads some sixty YAML files of rules and catalog; parsing them costs more
+than linting a manifest. The parsed data is plain (dicts, lists, scalars), so it is stored with
+`marshal` in the user's cache directory, keyed by path, size, modification time and kvlint's
+version: a changed file is simply parsed again. Only kvlint's data files go through here, never
+the manifests being linted, and a cache that cannot be read or written is silently skipped.
+Set KVLINT_NO_CACHE=1 to bypass it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from kvlint import __version__
+
+
+def cache_dir() -> Optional[Path]:
+    if os.environ.get("KVLINT_NO_CACHE"):
+        return None
+    base = os.environ.get("KVLINT_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME")
+    root = Path(base) if base else Path.home() / ".cache"
+    return root / "kvlint" if not os.environ.get("KVLINT_CACHE_DIR") else root
+
+
+def load_cached(path: Path, parse: Callable[[str], Any]) -> Any:
+    """parse(text of path), memoised on disk. `parse` errors propagate and are never cached."""
+    directory = cache_dir()
+    key_file: Optional[Path] = None
+    if directory is not None:
+        try:
+            stat = path.stat()
+            key = f"{__version__}\0{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}"
+            key_file = directory / (hashlib.sha1(key.encode()).hexdigest() + ".marshal")
+            with open(key_file, "rb") as handle:
+                return marshal.load(handle)
+        except (OSError, EOFError, ValueError, TypeError):
+            pass
+    data = parse(path.read_text(encoding="utf-8"))
+    if key_file is not None:
+        try:
+            key_file.parent.mkdir(parents=True, exist_ok=True)
+            temporary = key_file.with_suffix(f".{os.getpid()}.tmp")
+            with open(temporary, "wb") as handle:
+                marshal.dump(data, handle)
+            os.replace(temporary, key_file)
+        except (OSError, ValueError):
+            pass  # unmarshallable data or a read-only home: parse next time too
+    return data

@@ -1,0 +1,101 @@
+"""`kvlint capacity` end to end: manifest in, the numbers vLLM itself logs out.
+
+Expected values are vLLM's own published log (docs/features/quantization/quantized_kvcache.md,
+Qwen3-4B on an L4 with vLLM 0.25.1, --max-model-len 32768): BF16 83,488 tokens / 2.55x, FP8
+166,992 tokens / 5.10x, from an ~11.47 GiB pool. The pool is given exactly (kv_cache_memory) as
+the block count times vLLM's bytes per block (16 tokens x 36 layers x 8 heads x 256 values x
+2 or 1 bytes), so the test pins the whole path: manifest -> resolve -> capacity -> JSON.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from kvlint.cli import main
+
+QWEN3_4B = """\
+apiVersion: kvlint/v1
+kind: Deployment
+metadata:
+  name: qwen3-4b-{dtype}-l4
+engine:
+  name: vllm
+  version: "0.25.1"
+hardware:
+  gpu: L4
+model:
+  name: Qwen/Qwen3-4B
+  geometry:
+    num_layers: 36
+    num_attention_heads: 32
+    num_kv_heads: 8
+    head_dim: 128
+    max_position_embeddings: 40960
+  kv_scales: {scales}
+kv_cache:
+  dtype: {dtype}
+memory:
+  kv_cache_memory: {pool}
+serving:
+  max_model_len: 32768
+"""
+
+SPEC_KEYS = {
+    "per_token": {"payload_bytes", "scale_bytes", "total_bytes", "bf16_bytes", "naive_bytes"},
+    "static_scales": {"kv_bytes", "qkv_bytes"},
+    "sequence": {"tokens", "bytes", "bf16_bytes", "compression_vs_bf16"},
+    "engine": {"pool_bytes_per_gpu", "block_size", "bytes_per_block", "num_blocks", "kv_cache_tokens", "max_concurrency"},
+}
+
+
+def run_capacity(tmp_path, text: str, *extra: str):
+    path = tmp_path / "deploy.yaml"
+    path.write_text(text)
+    return CliRunner().invoke(main, ["capacity", *extra, str(path)])
+
+
+@pytest.mark.parametrize(
+    "dtype, scales, blocks, bytes_per_block, tokens, concurrency",
+    [
+        ("auto", "none", 5218, 16 * 36 * 8 * 256 * 2, 83_488, "2.55"),
+        ("fp8", "per-tensor", 10437, 16 * 36 * 8 * 256 * 1, 166_992, "5.10"),
+    ],
+)
+def test_qwen3_4b_l4_matches_vllm_log(tmp_path, dtype, scales, blocks, bytes_per_block, tokens, concurrency) -> None:
+    pool = blocks * bytes_per_block
+    result = run_capacity(tmp_path, QWEN3_4B.format(dtype=dtype, scales=scales, pool=pool), "--format", "json")
+    assert result.exit_code == 0, result.output
+    [document] = json.loads(result.output)
+    engine = document["engine"]
+    assert engine["pool_bytes_per_gpu"] == pool
+    assert engine["block_size"] == 16
+    assert engine["bytes_per_block"] == bytes_per_block
+    assert engine["num_blocks"] == blocks
+    assert engine["kv_cache_tokens"] == tokens
+    assert f"{engine['max_concurrency']:.2f}" == concurrency
+    assert document["name"] == f"qwen3-4b-{dtype}-l4"
+    for section, keys in SPEC_KEYS.items():
+        assert keys <= set(document[section]), section
+        for key in keys:
+            if key.endswith("bytes"):
+                assert isinstance(document[section][key], int), (section, key)
+    assert isinstance(document["assumptions"], list)
+
+
+def test_table_shows_corrected_and_naive_side_by_side(tmp_path) -> None:
+    text = QWEN3_4B.format(dtype="fp8", scales="per-tensor", pool=10437 * 16 * 36 * 8 * 256)
+    result = run_capacity(tmp_path, text)
+    assert result.exit_code == 0, result.output
+    assert "166,992" in result.output
+    assert "dtype-only estimate" in result.output
+    assert "5.10x" in result.output
+
+
+def test_unreadable_manifest_is_reported_not_crashed(tmp_path) -> None:
+    result = run_capacity(tmp_path, "apiVersion: kvlint/v1\nkind: [unclosed\n", "--format", "json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == []
+    assert "KV001" in result.stderr

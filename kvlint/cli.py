@@ -139,9 +139,14 @@ def build_context(config):
 @click.option("--fail-on", type=click.Choice(("error", "warning", "info")), default=None, help="Lowest severity that fails (default error).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings fail the run.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Path to kvlint.toml or pyproject.toml.")
-def check(paths, select, extend_select, ignore, output_format, output_file, sarif_file, fail_on, exit_zero, config_path):
+@click.option("-v", "--verbose", is_flag=True, help="Show tracebacks for internal errors.")
+@click.pass_context
+def check(ctx, paths, select, extend_select, ignore, output_format, output_file, sarif_file, fail_on, exit_zero, config_path, verbose):
     """Lint manifests: files, directories (recursing) or - for stdin."""
     from kvlint.check import run_check
+
+    if verbose:
+        ctx.obj["verbose"] = True
 
     config = _setup(config_path, select, extend_select, ignore, fail_on, output_format)
     context = build_context(config)

@@ -442,6 +442,7 @@ def _analyze_variants(document: Document, expansion: Expansion, catalog_dirs, ma
         analysis = analyze_deployment(variant.data, document.file, manifest_path(document), catalog_dirs, max_scale_overhead)
         analysis.facts["variant"] = variant.name
         analysis.facts["ablation"] = expansion.name
+        analysis.facts["ablation_id"] = f"{document.file}#{document.index}"  # groups the side-by-side table
         analysis.facts["results"] = variant.results if isinstance(variant.results, dict) else None
         step = classify_step(variant.data, analysis.facts)
         analysis.facts["ablation_step"] = step

@@ -72,9 +72,22 @@ def register(group: click.Group) -> None:
                 documents.append(entry)
             _write(json.dumps(documents, indent=2) + "\n", output_file)
         else:
+            from kvlint.report.ablation_table import render_ablation_table
             from kvlint.report.capacity_table import render_capacity_text
 
-            _write(render_capacity_text(results), output_file)
+            # Consecutive variants of one ablation go side by side; deployments stay one block each.
+            blocks: List[str] = []
+            group: List[Any] = []
+            for analysis in analyses + [None]:
+                key = analysis.facts.get("ablation_id") if analysis is not None else None
+                if group and key != group[0].facts.get("ablation_id"):
+                    blocks.append(render_ablation_table(group))
+                    group = []
+                if key is not None:
+                    group.append(analysis)
+                elif analysis is not None and analysis.capacity is not None:
+                    blocks.append(render_capacity_text([analysis.capacity]))
+            _write("\n".join(blocks), output_file)
         sys.exit(EXIT_FINDINGS if problems else EXIT_OK)
 
     @group.command()
@@ -129,3 +142,34 @@ def register(group: click.Group) -> None:
         if exit_zero:
             sys.exit(EXIT_OK)
         sys.exit(EXIT_FINDINGS if result.fails() else EXIT_OK)
+
+    @group.command()
+    @click.argument("path", type=click.Path(dir_okay=False))
+    @click.option("--out", "-o", "out", type=click.Path(dir_okay=False), help="Write the ablation here (default: stdout).")
+    @click.option("--force", is_flag=True, help="Overwrite --out when it exists.")
+    @click.option("--config", "config_path", type=click.Path(dir_okay=False))
+    def ablate(path, out, force, config_path):
+        """Write the recommended four-step KV-cache ablation for a deployment.
+
+        BF16 -> FP8 uncalibrated per-tensor -> FP8 calibrated per-head -> the same with the
+        suspected layer group skipped, with empty result placeholders. Never overwrites --out
+        without --force, and never the deployment it reads.
+        """
+        from pathlib import Path
+
+        from kvlint.ablate import ablation_for_file
+        from kvlint.check import UsageError
+        from kvlint.cli import EXIT_OK, _write
+        from kvlint.config import load_config
+
+        config = load_config(config_path)
+        if out is not None:
+            if path != "-" and Path(out).resolve() == Path(path).resolve():
+                raise UsageError(f"--out {out} is the deployment being read; kvlint never modifies its input")
+            if Path(out).exists() and not force:
+                raise UsageError(f"{out} exists; pass --force to overwrite it")
+        text = ablation_for_file(path, out, config.catalog_dirs, config.max_scale_overhead)
+        _write(text, out)
+        if out is not None:
+            click.echo(f"kvlint ablate: wrote {out}; fill in each step's results, then run kvlint check {out}", err=True)
+        sys.exit(EXIT_OK)

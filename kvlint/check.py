@@ -78,6 +78,9 @@ def _excluded(path: Path, patterns: Sequence[str], root: Path) -> bool:
 def discover_files(paths: Sequence[str], config: Config) -> List[str]:
     """Files to check, in a stable order; `-` stands for stdin."""
     found: List[str] = []
+    # The configured rules-dir and catalog-dir hold rule and catalog files, not manifests (a rule
+    # file's examples embed manifests): a walk does not enter them.
+    data_dirs = {Path(d).resolve() for d in (*config.rules_dirs, *config.catalog_dirs)}
     for raw in paths:
         if raw == "-":
             found.append("-")
@@ -99,6 +102,7 @@ def discover_files(paths: Sequence[str], config: Config) -> List[str]:
                 if d not in _SKIP_DIRS
                 and not d.startswith(".")
                 and not _excluded(Path(directory) / d, exclude, config.root)
+                and (Path(directory) / d).resolve() not in data_dirs
             )
             for name in sorted(files):
                 candidate = Path(directory) / name

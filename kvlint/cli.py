@@ -8,6 +8,7 @@ Exit codes (SPEC section 3): 0 nothing at or above --fail-on; 1 findings at or a
 from __future__ import annotations
 
 import os
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -37,9 +38,17 @@ class KvlintGroup(click.Group):
         except Exception as exc:  # noqa: BLE001 - the last line of defence
             if ctx.obj and ctx.obj.get("verbose"):
                 traceback.print_exc()
-            message = _known_error_message(exc)
+            message = _one_line(_known_error_message(exc))
             click.echo(f"kvlint: error: {message}", err=True)
             sys.exit(EXIT_ERROR)
+
+
+def _one_line(message: str) -> str:
+    """SPEC section 3 promises one line: PyYAML's errors in a rule or catalog file span several
+    ('while parsing ...\n  in "<unicode string>", line 4, column 10\ndid not find ...')."""
+    message = re.sub(r'\s*in "<[^>]*>",', " at", message)
+    parts = [part.strip() for part in message.splitlines() if part.strip()]
+    return "; ".join(parts)
 
 
 def _known_error_message(exc: Exception) -> str:
@@ -55,13 +64,11 @@ def _known_error_message(exc: Exception) -> str:
             return str(exc)
     except ImportError:  # pragma: no cover
         pass
-    try:
-        from kvlint.catalog.errors import CatalogError
+    from kvlint.catalog.engines import CatalogError as EngineCatalogError
+    from kvlint.catalog.gpus import CatalogError
 
-        if isinstance(exc, CatalogError):
-            return str(exc)
-    except ImportError:
-        pass
+    if isinstance(exc, (CatalogError, EngineCatalogError)):  # models.py raises gpus' class
+        return f"invalid catalog: {exc}"
     return f"internal error: {type(exc).__name__}: {exc} (run with --verbose for the traceback)"
 
 

@@ -51,10 +51,11 @@ class Rule:
     examples: Tuple[Mapping[str, Any], ...] = ()
     path: str = ""
     builtin: bool = True
+    docs_url: str = ""  # the rule file's `url`: an organisation rule's own docs page
 
     @property
     def url(self) -> str:
-        return f"{DOCS_BASE}{self.code}.md"
+        return self.docs_url or f"{DOCS_BASE}{self.code}.md"
 
     def applies(self, engine: Optional[str], version: Optional[str], kind: str = "Deployment") -> bool:
         if self.kinds and kind not in self.kinds:
@@ -239,6 +240,7 @@ def _rule_from_data(data: Mapping[str, Any], path: str, builtin: bool) -> Rule:
         examples=tuple(data.get("examples", ())),
         path=path,
         builtin=builtin,
+        docs_url=data.get("url", ""),
     )
 
 

@@ -682,6 +682,7 @@ class EngineCatalog:
                              rules, rewrites, rel_sources)
 
 
+_OTHER_CATALOG_PARTS = ("gpus", "models")
 _LIST_SECTIONS = ("releases", "defaults", "features", "flash_attn_versions", "dtypes", "backends",
                   "selection", "rewrites")
 _VALIDATOR: Dict[str, Any] = {}  # cache: the compiled schema validator
@@ -762,6 +763,8 @@ def load_engine_catalog(dirs: Optional[Sequence[Union[str, Path]]] = None,
         if not d.is_dir():
             raise CatalogError(d, "catalog directory does not exist")
         for path in sorted(list(d.glob("*.yaml")) + list(d.glob("*.yml"))):
+            if path.stem in _OTHER_CATALOG_PARTS and path.parent.name != "engines":
+                continue  # a catalog-dir's gpus.yaml / models.yaml, read by their own loaders
             check = validate if validate is not None else d.resolve() != builtin
             doc = load_engine_file(path, validate=check)
             files.append(str(path))

@@ -464,22 +464,38 @@ class _VariantSource:
         return self._document.span(self._variant.source_pointer(pointer), prefer_key=prefer_key)
 
 
-def _variant_schema_findings(document: Document, expansion: Expansion, variant: Variant) -> List[Tuple[Finding, str]]:
-    """(finding located in the ablation file, message without the variant prefix)."""
+def _deployment_schema_errors(data: Dict[str, Any], source: Any) -> List[Finding]:
     from kvlint.schema import MANIFEST_SCHEMA, _convert, validator_for
 
+    findings: List[Finding] = []
+    for error in validator_for(MANIFEST_SCHEMA).iter_errors(data):
+        findings.extend(_convert(error, source))
+    return findings
+
+
+def _variant_schema_findings(
+    document: Document, expansion: Expansion, variant: Variant, reported: Sequence[str]
+) -> List[Tuple[Finding, str]]:
+    """(finding located in the ablation file, message without the variant prefix).
+
+    Problems the ablation's own schema check already reports (the inline base, a mistyped
+    override section) or that the base has by itself are not repeated for every variant.
+    """
     source = _VariantSource(document, variant)
+    base_problems = set(expansion.base_schema_errors)
+    if expansion.base_inline and expansion.base is not None:
+        as_deployment = {"apiVersion": "kvlint/v1", "kind": "Deployment", "metadata": {"name": "base"}, **expansion.base}
+        base_problems |= {(f.pointer, f.message) for f in _deployment_schema_errors(as_deployment, source)}
     out: List[Tuple[Finding, str]] = []
-    for error in validator_for(MANIFEST_SCHEMA).iter_errors(variant.data):
-        for finding in _convert(error, source):  # type: ignore[arg-type]
-            if finding.pointer == "/metadata" or finding.pointer.startswith("/metadata/"):
-                continue  # the ablation's own metadata is checked by the ablation schema
-            mapped = variant.source_pointer(finding.pointer)
-            if expansion.base_inline and (mapped == "/base" or mapped.startswith("/base/")):
-                continue  # the inline base is validated where it stands
-            if not expansion.base_inline and (finding.pointer, finding.message) in expansion.base_schema_errors:
-                continue  # reported once, as the base file's problem
-            out.append((replace(finding, pointer=mapped), finding.message))
+    for finding in _deployment_schema_errors(variant.data, source):
+        if finding.pointer == "/metadata" or finding.pointer.startswith("/metadata/"):
+            continue  # the ablation's own metadata is checked by the ablation schema
+        mapped = variant.source_pointer(finding.pointer)
+        if expansion.base_inline and (mapped == "/base" or mapped.startswith("/base/")):
+            continue  # the inline base is validated where it stands
+        if (finding.pointer, finding.message) in base_problems or mapped in reported:
+            continue
+        out.append((replace(finding, pointer=mapped), finding.message))
     return out
 
 
@@ -557,9 +573,12 @@ def analyze_ablation(document: Document, context: "CheckContext") -> List[Findin
     if expansion.base is None:
         return findings
     analyzed = _analyze_variants(document, expansion, context.config.catalog_dirs, context.config.max_scale_overhead)
+    from kvlint.schema import validate_document
+
+    reported = {f.pointer for f in validate_document(document)}
     located: List[Tuple[Variant, Finding, str]] = []
     for item in analyzed:
-        for finding, message in _variant_schema_findings(document, expansion, item.variant):
+        for finding, message in _variant_schema_findings(document, expansion, item.variant, reported):
             located.append((item.variant, finding, message))
         for finding, message in _rule_findings(document, context, item):
             located.append((item.variant, finding, message))

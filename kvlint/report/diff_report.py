@@ -171,7 +171,7 @@ def format_markdown(result: DiffResult) -> str:
     if result.fixed_findings:
         out += [f"{len(result.fixed_findings)} finding(s) of the base are gone: "
                 + ", ".join(sorted({f"{f.code} {f.name}" for f in result.fixed_findings})) + ".", ""]
-    return "\n".join(out) + "\n"
+    return "\n".join(out).rstrip("\n") + "\n"
 
 
 # --- JSON ------------------------------------------------------------------------------------

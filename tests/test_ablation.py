@@ -446,3 +446,14 @@ def test_ablate_needs_one_deployment(write):
     assert result.exit_code == 2 and "Deployment" in result.output
     result = invoke(["ablate", "missing.yaml"])
     assert result.exit_code == 2
+
+
+def test_suppression_on_an_override_line(write):
+    text = FOUR_STEPS.replace(
+        "      dtype: fp8_e4m3\n      scales: {granularity: per-tensor, source: unit}",
+        "      dtype: fp8_e4m3  # kvlint: ignore[KV501] -- the uncalibrated step is the point\n"
+        "      scales: {granularity: per-tensor, source: unit}",
+    )
+    assert text != FOUR_STEPS
+    write("ablation.yaml", text)
+    assert check("ablation.yaml")["diagnostics"] == []

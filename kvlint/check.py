@@ -24,7 +24,7 @@ _SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache
 # When walking a directory, only files that declare a kvlint apiVersion are manifests; model
 # config.json files, CI workflows and other YAML beside them are left alone. Files named on the
 # command line are always checked.
-XX
+_MANIFEST_MARKER = re.compile(rb"apiVersion[\"']?\s*:\s*[\"']?kvlint/v[0-9]")
 
 # A semantic analyser: one loaded document -> findings (resolve, rules, capacity gate).
 Analyzer = Callable[[Document, "CheckContext"], List[Finding]]

@@ -32,7 +32,19 @@ def _example_facts():
                 continue  # the KV001/KV004 examples are not loadable by design
             if isinstance(data, dict) and data.get("kind") == "Deployment":
                 facts.append(analyze_deployment(data, "example.yaml", Path("example.yaml")).facts)
+            elif isinstance(data, dict) and data.get("kind") == "Ablation":
+                facts.append(_ablation_facts(example["manifest"]))
     return facts
+
+
+def _ablation_facts(text: str):
+    from kvlint.ablation import _analyze_variants, ablation_facts, expand
+    from kvlint.load import load_text
+
+    [document] = load_text(text, "ablation.yaml").documents
+    expansion = expand(document)
+    analyzed = _analyze_variants(document, expansion, (), 0.03)
+    return ablation_facts(expansion, analyzed, "ablation.yaml")
 
 
 FACTS = _example_facts()

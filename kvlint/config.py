@@ -89,9 +89,11 @@ def load_config(explicit: Optional[str] = None, start: Optional[Path] = None) ->
 
 
 def from_table(table: Dict[str, Any], path: Path) -> Config:
-    from kvlint.schema import validator_for
+    from kvlint.schema import is_valid, validator_for
 
-    problems = sorted(validator_for("config.json").iter_errors(table), key=lambda e: list(e.path))
+    problems = [] if is_valid(table, "config.json") else sorted(
+        validator_for("config.json").iter_errors(table), key=lambda e: list(e.path)
+    )
     if problems:
         error = problems[0]
         where = ".".join(str(p) for p in error.absolute_path)

@@ -41,6 +41,18 @@ def load_schema(name: str) -> Dict[str, Any]:
 
 
 @lru_cache(maxsize=None)
+def fast_check(name: str) -> Any:
+    """The compiled validity predicate for a shipped schema (None if it cannot be compiled).
+
+    Valid documents, the common case, never import jsonschema; invalid ones go through
+    `validator_for` to get jsonschema's detailed errors.
+    """
+    from kvlint.conditions import compile_condition
+
+    return compile_condition(load_schema(name))
+
+
+@lru_cache(maxsize=None)
 def validator_for(name: str) -> Any:
     from jsonschema import Draft202012Validator  # imported here: it is the costliest import
 
@@ -195,6 +207,9 @@ def validate_document(document: Document, schema_name: str = MANIFEST_SCHEMA) ->
                 False,
             )
         ]
+    quick = fast_check(schema_name)
+    if quick is not None and quick(document.data):
+        return []
     validator = validator_for(schema_name)
     findings: List[Finding] = []
     for error in validator.iter_errors(document.data):
@@ -203,10 +218,15 @@ def validate_document(document: Document, schema_name: str = MANIFEST_SCHEMA) ->
 
 
 def is_valid(data: Any, schema_name: str = MANIFEST_SCHEMA) -> bool:
+    quick = fast_check(schema_name)
+    if quick is not None:
+        return quick(data)
     return validator_for(schema_name).is_valid(data)
 
 
 def first_error(data: Any, schema_name: str) -> Optional[str]:
+    if is_valid(data, schema_name):
+        return None
     for error in validator_for(schema_name).iter_errors(data):
         where = pointer_of(error.absolute_path) or "top level"
         return f"{where}: {error.message}"

@@ -111,5 +111,72 @@ def test_compiled_semantics_follow_json_schema(schema, value, expected) -> None:
 
 
 def test_unsupported_keyword_falls_back() -> None:
-    assert compile_condition({"pattern": "^a"}) is None
+    assert compile_condition({"patternProperties": {"^a": True}}) is None
+    assert compile_condition({"$ref": "https://example.com/remote.json"}) is None
     assert json_equal({"a": [1, True]}, {"a": [1.0, True]})
+
+
+# --- the shipped schemas: compiled fast path vs jsonschema --------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from kvlint.schema import fast_check, load_schema  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _manifests():
+    found = []
+    for path in sorted((REPO / "examples").rglob("*")):
+        if path.suffix in (".yaml", ".yml", ".json") and path.is_file():
+            try:
+                found.extend(d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict))
+            except yaml.YAMLError:
+                continue
+    for rule in load_rulebook(()):
+        for example in rule.examples:
+            try:
+                found.extend(d for d in yaml.safe_load_all(example["manifest"]) if isinstance(d, dict))
+            except yaml.YAMLError:
+                continue
+    return found
+
+
+MANIFESTS = [m for m in _manifests() if "apiVersion" in m and all(isinstance(k, str) for k in m)]
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 300000), st.floats(allow_nan=False, allow_infinity=False),
+                    st.sampled_from(["", "auto", "fp8", "80G", "80GiB", "Bad_Name", "vllm", "per-head", "0.19.1", "x" * 300]))
+
+
+@pytest.mark.parametrize("name", ["manifest.v1.json", "config.json", "rule.json"])
+def test_shipped_schemas_compile(name) -> None:
+    assert fast_check(name) is not None, f"{name} uses a keyword outside the compiled subset"
+
+
+def test_manifest_fast_path_agrees_on_every_known_manifest() -> None:
+    quick = fast_check("manifest.v1.json")
+    validator = Draft202012Validator(load_schema("manifest.v1.json"))
+    assert len(MANIFESTS) > 50
+    verdicts = set()
+    for manifest in MANIFESTS:
+        verdict = validator.is_valid(manifest)
+        verdicts.add(verdict)
+        assert quick(manifest) == verdict, manifest
+    assert verdicts == {True, False}  # both branches exercised
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_manifest_fast_path_agrees_on_mutations(data) -> None:
+    manifest = copy.deepcopy(data.draw(st.sampled_from(MANIFESTS)))
+    for _ in range(data.draw(st.integers(1, 4))):
+        section = data.draw(st.sampled_from(sorted(manifest)))
+        if isinstance(manifest[section], dict) and manifest[section] and data.draw(st.booleans()):
+            key = data.draw(st.sampled_from(sorted(manifest[section])))
+            manifest[section][key] = data.draw(SCALARS)
+        elif data.draw(st.booleans()):
+            manifest[section] = data.draw(SCALARS)
+        else:
+            manifest[data.draw(st.sampled_from(["extra", section, "kind", "targets"]))] = data.draw(SCALARS)
+    quick = fast_check("manifest.v1.json")
+    assert quick(manifest) == Draft202012Validator(load_schema("manifest.v1.json")).is_valid(manifest)

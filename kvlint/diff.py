@@ -247,6 +247,14 @@ def _ablation_analyses(document, config) -> list:
     return list(expand_for_capacity(document, config))
 
 
+def _referenced_paths(documents) -> Iterable[str]:
+    for document in documents:
+        data = document.data
+        if isinstance(data, dict) and data.get("kind") == "Ablation" and isinstance(data.get("base"), str):
+            yield data["base"]
+        yield from _model_config_paths(data)
+
+
 def _model_config_paths(data: Any) -> Iterable[str]:
     """Every `model.config` string in a document (deployments and ablation variants)."""
     if isinstance(data, dict):
@@ -295,20 +303,24 @@ def _materialise_base(
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(raw)
             manifests[relative] = target
-    # model.config paths are relative to the manifest: bring the base's version along.
-    for relative, target in list(manifests.items()):
-        loaded = load_bytes(target.read_bytes(), str(target))
-        for document in loaded.documents:
-            for config_path in _model_config_paths(document.data):
-                joined = PurePosixPath(relative).parent / config_path
-                normal = _normalise(joined)
-                if normal is None or (base_root / normal).exists():
-                    continue
-                raw = _show(commit, normal, root)
-                if raw is None:
-                    continue
-                (base_root / normal).parent.mkdir(parents=True, exist_ok=True)
-                (base_root / normal).write_bytes(raw)
+    # Files a manifest names relative to itself (model.config; an ablation's base manifest, and
+    # what that names in turn) come along in their base version, so they resolve as they did.
+    queue = list(manifests)
+    seen = set(queue)
+    while queue:
+        relative = queue.pop(0)
+        target = base_root / relative
+        for referenced in _referenced_paths(load_bytes(target.read_bytes(), str(target)).documents):
+            normal = _normalise(PurePosixPath(relative).parent / referenced)
+            if normal is None or normal in seen:
+                continue
+            seen.add(normal)
+            raw = _show(commit, normal, root)
+            if raw is None:
+                continue
+            (base_root / normal).parent.mkdir(parents=True, exist_ok=True)
+            (base_root / normal).write_bytes(raw)
+            queue.append(normal)
     return manifests
 
 

@@ -356,3 +356,36 @@ def test_base_option_is_required(repo):
     result = invoke(["diff"])
     assert result.exit_code == 2
     assert "--base" in result.output
+
+
+ABLATION = """\
+apiVersion: kvlint/v1
+kind: Ablation
+metadata:
+  name: llama8b-fp8
+base: ../deploy/base.yaml
+variants:
+- name: bf16
+- name: fp8-unit
+  overrides:
+    kv_cache:
+      dtype: fp8_e4m3
+      scales: {granularity: per-tensor, source: unit}
+"""
+
+
+def test_ablation_variants_are_compared_and_a_path_base_comes_from_the_base_ref(repo, put):
+    """The ablation's base manifest lies outside the diffed path; the base side must still read
+    the base ref's version of it (otherwise every variant would read as added)."""
+    put("deploy/base.yaml", manifest(pool="40GiB").replace("dtype: fp8", "dtype: bfloat16").replace("  kv_scales: per-tensor\n", ""))
+    put("ablations/llama8b.yaml", ABLATION)
+    commit(repo)
+    put("deploy/base.yaml", manifest(pool="20GiB").replace("dtype: fp8", "dtype: bfloat16").replace("  kv_scales: per-tensor\n", ""))
+    report = diff_json("--base", "HEAD", "ablations/")
+    variants = {d["name"]: d for d in report["deployments"]}
+    assert set(variants) == {"llama8b-fp8/bf16", "llama8b-fp8/fp8-unit"}
+    for d in variants.values():
+        assert d["status"] == "changed" and d["file"] == "ablations/llama8b.yaml"
+        assert d["head"]["kv_cache_tokens"] * 2 == d["base"]["kv_cache_tokens"]
+    assert variants["llama8b-fp8/fp8-unit"]["base"]["kv_cache_tokens"] == 655360
+    assert variants["llama8b-fp8/bf16"]["base"]["kv_cache_tokens"] == 327680

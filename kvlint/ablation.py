@@ -465,9 +465,11 @@ class _VariantSource:
 
 
 def _deployment_schema_errors(data: Dict[str, Any], source: Any) -> List[Finding]:
-    from kvlint.schema import MANIFEST_SCHEMA, _convert, validator_for
+    from kvlint.schema import MANIFEST_SCHEMA, _convert, is_valid, validator_for
 
     findings: List[Finding] = []
+    if is_valid(data, MANIFEST_SCHEMA):  # the common case; detailed errors only when needed
+        return findings
     for error in validator_for(MANIFEST_SCHEMA).iter_errors(data):
         findings.extend(_convert(error, source))
     return findings

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
@@ -457,3 +458,42 @@ def test_suppression_on_an_override_line(write):
     assert text != FOUR_STEPS
     write("ablation.yaml", text)
     assert check("ablation.yaml")["diagnostics"] == []
+
+
+def test_model_config_stays_relative_to_the_file_that_names_it(write):
+    from conftest import REPO_ROOT
+
+    config = (REPO_ROOT / "tests" / "fixtures" / "hf_configs" / "gemma-2-9b.json").read_text(encoding="utf-8")
+    write("deploy/models/config.json", config)
+    write("deploy/gemma.yaml", """\
+apiVersion: kvlint/v1
+kind: Deployment
+metadata:
+  name: gemma2
+engine:
+  name: vllm
+  version: "0.19.1"
+  attention_backend: FLASH_ATTN
+hardware:
+  gpu: H100-SXM-80GB
+model:
+  name: acme/gemma-2-9b-ft
+  config: models/config.json
+  weights: {params: 9.2e9, dtype: bf16}
+kv_cache:
+  dtype: bfloat16
+serving:
+  max_model_len: 8192
+""")
+    # a base given as a path: the config is found beside the base, not beside the ablation
+    write("exp/path-base.yaml", "apiVersion: kvlint/v1\nkind: Ablation\nmetadata:\n  name: gemma\nbase: ../deploy/gemma.yaml\nvariants:\n"
+          + BF16 + FP8_UNIT + FP8_PER_HEAD + FP8_SKIP.replace("[0, 31]", "[sliding_window]"))
+    report = check("exp/path-base.yaml")
+    assert loud(report) == [], report
+    # kvlint ablate writing into another directory re-anchors the path
+    result = invoke(["ablate", "deploy/gemma.yaml", "--out", "exp/ablation.yaml"])
+    assert result.exit_code == 0, result.output
+    document = yaml.safe_load(Path("exp/ablation.yaml").read_text(encoding="utf-8"))
+    assert document["base"]["model"]["config"] == "../deploy/models/config.json"
+    assert document["variants"][3]["overrides"]["kv_cache"]["skip_layers"] == ["sliding_window"]
+    assert loud(check("exp/ablation.yaml")) == []

@@ -57,7 +57,6 @@ def register(group: click.Group) -> None:
 
         config = load_config(config_path)
         analyses, problems = _deployments(paths, config)
-        results = [a.capacity for a in analyses if a.capacity is not None]
         for problem in problems:
             click.echo(f"kvlint capacity: {problem}", err=True)
         if fmt == "json":

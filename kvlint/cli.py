@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import sys
-import traceback
 from pathlib import Path
 from typing import Callable, List, Optional, Sequence
 
@@ -37,6 +36,8 @@ class KvlintGroup(click.Group):
             sys.exit(EXIT_ERROR)
         except Exception as exc:  # noqa: BLE001 - the last line of defence
             if ctx.obj and ctx.obj.get("verbose"):
+                import traceback
+
                 traceback.print_exc()
             message = _one_line(_known_error_message(exc))
             click.echo(f"kvlint: error: {message}", err=True)

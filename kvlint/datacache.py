@@ -10,11 +10,11 @@ Set KVLINT_NO_CACHE=1 to bypass it.
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
+import zlib
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, List, Optional, Sequence
 
 from kvlint import __version__
 
@@ -34,8 +34,7 @@ def load_cached(path: Path, parse: Callable[[str], Any]) -> Any:
     if directory is not None:
         try:
             stat = path.stat()
-            key = f"{__version__}\0{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}"
-            key_file = directory / (hashlib.sha1(key.encode()).hexdigest() + ".marshal")
+            key_file = directory / _key_name(f"{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}")
             with open(key_file, "rb") as handle:
                 return marshal.load(handle)
         except (OSError, EOFError, ValueError, TypeError):
@@ -50,4 +49,39 @@ def load_cached(path: Path, parse: Callable[[str], Any]) -> Any:
             os.replace(temporary, key_file)
         except (OSError, ValueError):
             pass  # unmarshallable data or a read-only home: parse next time too
+    return data
+
+
+def _key_name(key: str) -> str:
+    text = f"{__version__}\0{key}".encode()
+    return f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}.marshal"
+
+
+def load_cached_group(paths: Sequence[Path], parse: Callable[[str], Any]) -> List[Any]:
+    """parse() of each path, memoised as one cache entry for the whole set of files."""
+    directory = cache_dir()
+    key_file: Optional[Path] = None
+    if directory is not None:
+        try:
+            stamps = []
+            for path in paths:
+                stat = path.stat()
+                stamps.append(f"{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}")
+            key_file = directory / _key_name("\n".join(stamps))
+            with open(key_file, "rb") as handle:
+                cached = marshal.load(handle)
+            if isinstance(cached, list) and len(cached) == len(paths):
+                return cached
+        except (OSError, EOFError, ValueError, TypeError):
+            pass
+    data = [parse(path.read_text(encoding="utf-8")) for path in paths]
+    if key_file is not None:
+        try:
+            key_file.parent.mkdir(parents=True, exist_ok=True)
+            temporary = key_file.with_suffix(f".{os.getpid()}.tmp")
+            with open(temporary, "wb") as handle:
+                marshal.dump(data, handle)
+            os.replace(temporary, key_file)
+        except (OSError, ValueError):
+            pass
     return data

@@ -270,8 +270,17 @@ def rule_files(directory: Path) -> List[Path]:
 def load_rulebook(extra_dirs: Tuple[str, ...] = ()) -> Rulebook:
     """Built-in rules (validated by the test suite) plus organisation rules (validated here)."""
     book = Rulebook()
-    for path in rule_files(rules_dir()):
-        book.add(read_rule_file(path, validate=False))
+    builtin = rule_files(rules_dir())
+    from kvlint.datacache import load_cached_group
+
+    try:
+        parsed = load_cached_group(builtin, lambda text: yaml.load(text, Loader=_YamlLoader))
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise RuleError(f"{rules_dir()}: cannot read the built-in rules: {exc}") from None
+    for path, data in zip(builtin, parsed):
+        if not isinstance(data, dict) or "code" not in data:
+            raise RuleError(f"{path}: not a rule file")
+        book.add(_rule_from_data(data, str(path), builtin=True))
     for directory in extra_dirs:
         folder = Path(directory)
         if not folder.is_dir():

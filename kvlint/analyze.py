@@ -84,6 +84,14 @@ def capacity_facts(capacity, facts: Dict[str, Any], data: Dict[str, Any], defaul
         out["below_targets"] = below
         return out
     conc, tokens = out["max_concurrency"], out["kv_cache_tokens"]
+    max_len = engine.max_model_len if engine is not None else None
+    if conc is not None and max_len:
+        # Gate on what the pool really holds: max_model_len-token sequences times their length.
+        # vLLM >= 0.21 logs exactly this; before 0.21 its "GPU KV cache size" line undercounts
+        # hybrid sliding-window models (vllm issue #40691), so the logged figure is not a plan.
+        tokens = int(conc * max_len)
+        out["effective_tokens"] = tokens
+        out["logged_tokens_differ"] = tokens != out["kv_cache_tokens"]
     want_conc = targets.get("min_concurrency")
     if isinstance(want_conc, (int, float)) and conc is not None and conc < want_conc:
         below.append({"pointer": "/targets/min_concurrency", "message":

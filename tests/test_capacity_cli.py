@@ -99,3 +99,52 @@ def test_unreadable_manifest_is_reported_not_crashed(tmp_path) -> None:
     assert result.exit_code == 1
     assert json.loads(result.stdout) == []
     assert "KV001" in result.stderr
+
+
+GPT_OSS_SKIP_0_19 = """\
+apiVersion: kvlint/v1
+kind: Deployment
+metadata:
+  name: gpt-oss-20b-fp8-skip-sliding
+engine:
+  name: vllm
+  version: "0.19.1"
+  attention_backend: TRITON_ATTN
+hardware:
+  gpu: H100-SXM-80GB
+model:
+  name: openai/gpt-oss-20b
+kv_cache:
+  dtype: fp8
+  skip_layers: [sliding_window]
+memory:
+  kv_cache_memory: 40GiB
+serving:
+  max_model_len: 131072
+targets:
+  planned_kv_tokens: 1000000
+"""
+
+
+def test_hybrid_before_0_21_gates_on_real_capacity_not_the_logged_line(tmp_path) -> None:
+    """vLLM < 0.21 logs (num_blocks // groups) * min block size for hybrid models (#40691).
+
+    Hand derivation (vllm.md §4, §6.3-6.5, §11): gpt-oss-20b = 12 full + 12 sliding (W 128)
+    layers, 8 KV heads, D 64. FP8 full layers 1,024 B/token, BF16 sliding 2,048 B/token; 0.19 page
+    unification gives the FP8 layers block 32, so both pages are 32 KiB; two groups of 12 layers:
+    393,216 B per block; 40 GiB // 393,216 = 109,226 blocks; logged = 109,226 // 2 * 16 = 873,808.
+    Per request: 4,096 full blocks + (cdiv(127 + 8,192, 16) + 1) = 521 sliding blocks, so the
+    pool holds 109,226 / 4,617 = 23.66 sequences of 131,072 tokens (about 3.1 M tokens): a plan of
+    1 M tokens holds, although the logged line says 873,808.
+    """
+    path = tmp_path / "deploy.yaml"
+    path.write_text(GPT_OSS_SKIP_0_19)
+    capacity = CliRunner().invoke(main, ["capacity", "--format", "json", str(path)])
+    engine = json.loads(capacity.output)[0]["engine"]
+    assert engine["num_blocks"] == 109_226
+    assert engine["bytes_per_block"] == 393_216
+    assert engine["kv_cache_tokens"] == 873_808
+    assert f"{engine['max_concurrency']:.2f}" == "23.66"
+    check = CliRunner().invoke(main, ["check", "--output-format", "json", str(path)])
+    codes = {d["code"] for d in json.loads(check.output)["diagnostics"]}
+    assert "KV602" not in codes, check.output

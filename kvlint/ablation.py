@@ -501,7 +501,7 @@ def _variant_schema_findings(
     return out
 
 
-def _rule_findings(document: Document, context: "CheckContext", analyzed: AnalyzedVariant) -> List[Tuple[Finding, str]]:
+def _rule_findings(document: Document, context: CheckContext, analyzed: AnalyzedVariant) -> List[Tuple[Finding, str]]:
     variant = analyzed.variant
     out: List[Tuple[Finding, str]] = []
     for rule, message, pointer in context.rulebook.evaluate(analyzed.analysis.facts, enabled=context.enabled):
@@ -536,7 +536,7 @@ def _merge_per_variant(located: List[Tuple[Variant, Finding, str]]) -> List[Find
     return merged
 
 
-def _ablation_rule_findings(facts: Dict[str, Any], document: Document, context: "CheckContext") -> List[Finding]:
+def _ablation_rule_findings(facts: Dict[str, Any], document: Document, context: CheckContext) -> List[Finding]:
     enabled = {code for code in context.enabled if "Ablation" in (context.rulebook.rules[code].kinds if code in context.rulebook.rules else ())}
     findings: List[Finding] = []
     for rule, message, pointer in context.rulebook.evaluate(facts, enabled=enabled):
@@ -560,7 +560,7 @@ def _problem(document: Document, pointer: str, message: str) -> Finding:
     return finding.with_location(document.span(pointer))
 
 
-def analyze_ablation(document: Document, context: "CheckContext") -> List[Finding]:
+def analyze_ablation(document: Document, context: CheckContext) -> List[Finding]:
     """Findings of an Ablation document: every variant's, located in the ablation file, plus KV70x."""
     expansion = expand(document)
     findings: List[Finding] = [_problem(document, p, m) for p, m in expansion.problems]

@@ -21,8 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 @dataclass
 class Analysis:
-    deployment: Optional["Deployment"]
-    capacity: Optional["CapacityResult"]
+    deployment: Optional[Deployment]
+    capacity: Optional[CapacityResult]
     facts: Dict[str, Any]
 
 
@@ -114,7 +114,7 @@ def capacity_facts(capacity, facts: Dict[str, Any], data: Dict[str, Any], defaul
     return out
 
 
-def semantic_analyzer(document: Document, context: "CheckContext") -> List[Finding]:
+def semantic_analyzer(document: Document, context: CheckContext) -> List[Finding]:
     data = document.data
     if not isinstance(data, dict) or data.get("apiVersion") != "kvlint/v1":
         return []
@@ -130,7 +130,7 @@ def semantic_analyzer(document: Document, context: "CheckContext") -> List[Findi
     return findings_from_facts(analysis.facts, document, context)
 
 
-def findings_from_facts(facts: Dict[str, Any], document: Document, context: "CheckContext", pointer_prefix: str = "") -> List[Finding]:
+def findings_from_facts(facts: Dict[str, Any], document: Document, context: CheckContext, pointer_prefix: str = "") -> List[Finding]:
     findings: List[Finding] = []
     for rule, message, pointer in context.rulebook.evaluate(facts, enabled=context.enabled):
         full_pointer = pointer_prefix + pointer if pointer else pointer_prefix

@@ -11,7 +11,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence
+from typing import Optional
 
 import click
 

@@ -86,7 +86,7 @@ class EngineView:
         cc = gpu.compute_capability if gpu else None
         head = geometry.head_dim if geometry else None
         is_mla = geometry.is_mla if geometry else None
-        sinks = bool(geometry and (geometry.has_sinks or any(l.has_sinks for l in geometry.layers)))
+        sinks = bool(geometry and (geometry.has_sinks or any(layer.has_sinks for layer in geometry.layers)))
         per_head = scales.granularity == "per-head"
         block = get(self.facts, "kv_cache", "block_size")
         chosen: Optional[str] = None

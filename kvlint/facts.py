@@ -95,7 +95,7 @@ class FactsBuilder:
                 num_kv_heads=geometry.num_kv_heads,
                 head_dim=geometry.head_dim,
                 is_mla=geometry.is_mla,
-                has_sinks=geometry.has_sinks or any(l.has_sinks for l in geometry.layers),
+                has_sinks=geometry.has_sinks or any(layer.has_sinks for layer in geometry.layers),
                 has_sliding_layers=geometry.has_sliding_layers,
                 sliding_layers=kinds.count("sliding"),
                 full_layers=kinds.count("full"),
@@ -123,7 +123,7 @@ class FactsBuilder:
                 facts["names_sliding_window"] = True
                 facts["sliding_window_pointer"] = pointer
                 if geometry is not None:
-                    skipped.update(l.index for l in geometry.layers if l.kind == "sliding")
+                    skipped.update(layer.index for layer in geometry.layers if layer.kind == "sliding")
                 continue
             index = entry
             if isinstance(entry, str) and entry.strip().isdigit():

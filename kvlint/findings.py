@@ -51,7 +51,7 @@ class Finding:
     def sort_key(self) -> tuple:
         return (self.file, self.line, self.column, self.code, self.message)
 
-    def with_location(self, span: Optional[Span]) -> "Finding":
+    def with_location(self, span: Optional[Span]) -> Finding:
         if span is None:
             return self
         return replace(

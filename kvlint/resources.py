@@ -6,13 +6,13 @@ editable install they sit at the repository's top level.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
 
 
-@lru_cache(maxsize=None)
+@cache
 def data_root() -> Path:
     installed = _PACKAGE / "_data"
     if (installed / "schemas").is_dir():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
@@ -34,13 +34,13 @@ _RANGE_KEYWORDS = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_schema(name: str) -> Dict[str, Any]:
     with open(schemas_dir() / name, encoding="utf-8") as handle:
         return json.load(handle)
 
 
-@lru_cache(maxsize=None)
+@cache
 def fast_check(name: str) -> Any:
     """The compiled validity predicate for a shipped schema (None if it cannot be compiled).
 
@@ -52,7 +52,7 @@ def fast_check(name: str) -> Any:
     return compile_condition(load_schema(name))
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator_for(name: str) -> Any:
     from jsonschema import Draft202012Validator  # imported here: it is the costliest import
 

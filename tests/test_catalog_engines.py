@@ -5,7 +5,6 @@ Expected values are facts from shared/reference/vllm.md and engines.md (section 
 
 import time
 import typing
-from pathlib import Path
 
 import pytest
 import yaml

@@ -175,8 +175,8 @@ def _findings(count: int, severity: str):
 def test_github_notes_the_ten_per_level_limit():
     result = CheckResult(files=[], findings=_findings(ANNOTATION_LIMIT + 3, "error") + _findings(2, "warning"), documents=1)
     lines = format_github(result).splitlines()
-    assert sum(1 for l in lines if l.startswith("::error ")) == ANNOTATION_LIMIT + 3  # all printed
-    notes = [l for l in lines if l.startswith("::notice title=kvlint::")]
+    assert sum(1 for line in lines if line.startswith("::error ")) == ANNOTATION_LIMIT + 3  # all printed
+    notes = [line for line in lines if line.startswith("::notice title=kvlint::")]
     assert len(notes) == 1
     assert "only 10 error annotations" in notes[0] and "3 more errors" in notes[0]
 

@@ -71,10 +71,10 @@ class TokenBytes:
     def total(self) -> int:
         return self.payload + self.scale
 
-    def __add__(self, other: "TokenBytes") -> "TokenBytes":
+    def __add__(self, other: TokenBytes) -> TokenBytes:
         return TokenBytes(self.payload + other.payload, self.scale + other.scale)
 
-    def times(self, n: int) -> "TokenBytes":
+    def times(self, n: int) -> TokenBytes:
         return TokenBytes(self.payload * n, self.scale * n)
 
 

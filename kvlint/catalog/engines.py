@@ -57,7 +57,7 @@ class Source:
     note: Optional[str] = None
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> "Source":
+    def from_data(cls, data: Mapping[str, Any]) -> Source:
         return cls(*(data.get(k) for k in ("repo", "path", "release", "url", "note")))
 
     def __str__(self) -> str:
@@ -81,7 +81,7 @@ class Verdict:
     reason: str = ""
     sources: Sources = ()
     stage: Optional[str] = None  # select | init | runtime | rewrite, for a failure
-    problems: Tuple["Problem", ...] = ()
+    problems: Tuple[Problem, ...] = ()
 
     def __bool__(self) -> bool:
         return self.ok

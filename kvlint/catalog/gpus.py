@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, cache
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Tuple, Union
 
@@ -52,7 +52,7 @@ class Source:
     note: Optional[str] = None
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any]) -> "Source":
+    def from_data(cls, data: Mapping[str, Any]) -> Source:
         return cls(**{key: data.get(key) for key in cls.__dataclass_fields__})
 
     def __str__(self) -> str:
@@ -87,7 +87,7 @@ def validate_with_schema(data: Any, schema_name: str, path: Path) -> None:
         raise CatalogError(f"{where}: {error.message} (schema {schema_name})", str(path))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _schema(name: str) -> Dict[str, Any]:
     import json
 

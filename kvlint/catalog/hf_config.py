@@ -503,8 +503,8 @@ def manifest_geometry_overrides(
 
     # Per-layer kinds and sizes.
     base_kinds: List[str] = [layer.kind for layer in base.layers] if base is not None else []
-    base_window = next((l.window for l in base.layers if l.kind == "sliding"), None) if base else None
-    base_chunk = next((l.window for l in base.layers if l.kind == "chunked"), None) if base else None
+    base_window = next((layer.window for layer in base.layers if layer.kind == "sliding"), None) if base else None
+    base_chunk = next((layer.window for layer in base.layers if layer.kind == "chunked"), None) if base else None
     window = base_window
     if given("sliding_window"):
         window = number("sliding_window")

@@ -35,16 +35,16 @@ class Version:
     # (phase, number): dev < pre-release < final < post-release, as PEP 440 orders them.
     _key: Tuple
 
-    def __lt__(self, other: "Version") -> bool:
+    def __lt__(self, other: Version) -> bool:
         return self._key < other._key
 
-    def __le__(self, other: "Version") -> bool:
+    def __le__(self, other: Version) -> bool:
         return self._key <= other._key
 
-    def __gt__(self, other: "Version") -> bool:
+    def __gt__(self, other: Version) -> bool:
         return self._key > other._key
 
-    def __ge__(self, other: "Version") -> bool:
+    def __ge__(self, other: Version) -> bool:
         return self._key >= other._key
 
     def __eq__(self, other: object) -> bool:
@@ -73,7 +73,7 @@ def _trim(release: Tuple[int, ...]) -> Tuple[int, ...]:
 
 
 @lru_cache(maxsize=4096)
-def parse_version(text: Union[str, "Version"]) -> Version:
+def parse_version(text: Union[str, Version]) -> Version:
     if isinstance(text, Version):
         return text
     m = _VERSION_RE.match(str(text))

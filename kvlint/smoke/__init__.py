@@ -13,7 +13,7 @@ import importlib.util
 import json
 import traceback
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, Optional, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvlint.deployment import Deployment
@@ -51,7 +51,7 @@ def torch_available() -> bool:
 
 
 def run_smoke(
-    deployments: Sequence["Deployment"],
+    deployments: Sequence[Deployment],
     device: str = "auto",
     layers: Optional[int] = None,
     fmt: str = "text",

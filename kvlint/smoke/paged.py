@@ -36,7 +36,7 @@ class PagedKVCache:
         num_kv_heads: int,
         head_dim: int,
         device: torch.device,
-    ) -> "PagedKVCache":
+    ) -> PagedKVCache:
         shape = (num_blocks, 2, block_size, num_kv_heads, fmt.cell_width(head_dim))
         return cls(fmt, torch.zeros(shape, dtype=fmt.storage_dtype, device=device), head_dim)
 

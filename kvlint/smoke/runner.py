@@ -47,7 +47,7 @@ class SmokeSettings:
     seed: int = 0
 
     @classmethod
-    def for_device(cls, info: DeviceInfo, layers: Optional[int] = None) -> "SmokeSettings":
+    def for_device(cls, info: DeviceInfo, layers: Optional[int] = None) -> SmokeSettings:
         if info.is_cuda:
             return cls(layers=layers, tokens=1024, batch=4, itl_contexts=(1024, 4096, 16384), itl_repeats=20)
         return cls(layers=layers)

@@ -74,7 +74,7 @@ def _model_geometry(
     if config_path:
         resolved = (manifest_path.parent if manifest_path else Path.cwd()) / config_path
         try:
-            base = read_config(resolved, name=name) if _accepts_name(read_config) else read_config(resolved)
+            base = read_config(resolved, name=name)
             model_facts["source"] = "config"
         except (ConfigError, OSError, ValueError) as exc:
             model_facts["config_error"] = f"cannot use model.config {config_path}: {_reason(exc)}"
@@ -97,15 +97,6 @@ def _model_geometry(
         except (ConfigError, ValueError) as exc:
             model_facts.setdefault("config_error", f"model.geometry is incomplete: {_reason(exc)}")
     return base
-
-
-def _accepts_name(function: Any) -> bool:
-    import inspect
-
-    try:
-        return "name" in inspect.signature(function).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 def _reason(exc: BaseException) -> str:

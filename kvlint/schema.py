@@ -6,7 +6,6 @@ lesson: compiling the schema dominates the cost of validating small documents).
 
 from __future__ import annotations
 
-import difflib
 import json
 from functools import cache
 from pathlib import Path
@@ -71,6 +70,8 @@ def pointer_of(path: Iterable[Any]) -> str:
 
 
 def did_you_mean(word: str, choices: Sequence[str]) -> str:
+    import difflib
+
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     if not close:
         lowered = {c.lower(): c for c in choices}

@@ -25,8 +25,6 @@ from kvlint.capacity.result import (
     EngineCapacity,
     LayerGroupCapacity,
 )
-from kvlint.capacity.sglang import sglang_capacity
-from kvlint.capacity.trtllm import trtllm_capacity
 from kvlint.capacity.vllm import LATEST_KNOWN, vllm_capacity
 from kvlint.deployment import Deployment
 
@@ -46,10 +44,14 @@ def _engine(deployment: Deployment, notes: List[str]) -> Optional[EngineCapacity
         notes.extend(pool.assumptions)
         return vllm_capacity(deployment, pool, notes)
     if deployment.engine == "sglang":
+        from kvlint.capacity.sglang import sglang_capacity  # each engine's model loads on use
+
         pool = sglang_pool(deployment)
         notes.extend(pool.assumptions)
         return sglang_capacity(deployment, pool, notes)
     if deployment.engine == "tensorrt-llm":
+        from kvlint.capacity.trtllm import trtllm_capacity
+
         pool = trtllm_pool(deployment)
         notes.extend(pool.assumptions)
         return trtllm_capacity(deployment, pool, notes)

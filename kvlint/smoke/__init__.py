@@ -73,6 +73,10 @@ def run_smoke(
         return _error(f"--layers must be at least 1, got {layers}", fmt)
     if not torch_available():
         return _not_run(f"torch is not installed; the smoke test needs it: {INSTALL_HINT}", fmt)
+    import warnings
+
+    # torch warns at import when numpy is absent; the smoke test never needs numpy.
+    warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
     try:
         from kvlint.smoke.device import DeviceUnavailable, select_device
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from kvlint.analyze import Analysis, analyze_deployment, manifest_path
+from kvlint.analyze import Analysis, analyze_deployment, manifest_path, rule_finding
 from kvlint.findings import Finding
 from kvlint.load import Document, escape_pointer_token
 
@@ -505,18 +505,7 @@ def _rule_findings(document: Document, context: CheckContext, analyzed: Analyzed
     variant = analyzed.variant
     out: List[Tuple[Finding, str]] = []
     for rule, message, pointer in context.rulebook.evaluate(analyzed.analysis.facts, enabled=context.enabled):
-        mapped = variant.source_pointer(pointer)
-        finding = Finding(
-            code=rule.code,
-            name=rule.name,
-            severity=rule.severity,
-            message=message,
-            file=document.file,
-            pointer=mapped,
-            document=document.index,
-            url=rule.url,
-        )
-        out.append((finding.with_location(document.span(mapped)), message))
+        out.append((rule_finding(rule, message, variant.source_pointer(pointer), document), message))
     return out
 
 
@@ -540,17 +529,7 @@ def _ablation_rule_findings(facts: Dict[str, Any], document: Document, context: 
     enabled = {code for code in context.enabled if "Ablation" in (context.rulebook.rules[code].kinds if code in context.rulebook.rules else ())}
     findings: List[Finding] = []
     for rule, message, pointer in context.rulebook.evaluate(facts, enabled=enabled):
-        finding = Finding(
-            code=rule.code,
-            name=rule.name,
-            severity=rule.severity,
-            message=message,
-            file=document.file,
-            pointer=pointer,
-            document=document.index,
-            url=rule.url,
-        )
-        findings.append(finding.with_location(document.span(pointer, prefer_key=pointer == "/variants")))
+        findings.append(rule_finding(rule, message, pointer, document, prefer_key=pointer == "/variants"))
     return findings
 
 

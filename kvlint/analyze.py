@@ -130,19 +130,23 @@ def semantic_analyzer(document: Document, context: CheckContext) -> List[Finding
     return findings_from_facts(analysis.facts, document, context)
 
 
-def findings_from_facts(facts: Dict[str, Any], document: Document, context: CheckContext, pointer_prefix: str = "") -> List[Finding]:
-    findings: List[Finding] = []
-    for rule, message, pointer in context.rulebook.evaluate(facts, enabled=context.enabled):
-        full_pointer = pointer_prefix + pointer if pointer else pointer_prefix
-        finding = Finding(
-            code=rule.code,
-            name=rule.name,
-            severity=rule.severity,
-            message=message,
-            file=document.file,
-            pointer=full_pointer,
-            document=document.index,
-            url=rule.url,
-        )
-        findings.append(finding.with_location(document.span(full_pointer)))
-    return findings
+def rule_finding(rule: Any, message: str, pointer: str, document: Document, prefer_key: bool = False) -> Finding:
+    """A finding of a facts rule, located in the document by its pointer."""
+    finding = Finding(
+        code=rule.code,
+        name=rule.name,
+        severity=rule.severity,
+        message=message,
+        file=document.file,
+        pointer=pointer,
+        document=document.index,
+        url=rule.url,
+    )
+    return finding.with_location(document.span(pointer, prefer_key=prefer_key))
+
+
+def findings_from_facts(facts: Dict[str, Any], document: Document, context: CheckContext) -> List[Finding]:
+    return [
+        rule_finding(rule, message, pointer, document)
+        for rule, message, pointer in context.rulebook.evaluate(facts, enabled=context.enabled)
+    ]

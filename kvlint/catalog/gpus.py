@@ -179,22 +179,9 @@ class GpuCatalog:
     """GPUs by id and alias. Lookups ignore case, spaces, hyphens and underscores."""
 
     def __init__(self, entries: Iterable[GpuEntry]) -> None:
-        self._entries: Dict[str, GpuEntry] = {}
-        inherited: Dict[str, Tuple[str, ...]] = {}
-        for entry in entries:
-            # A later directory replaces an earlier entry with the same id; the replaced entry's
-            # aliases keep pointing at the id, so an override need not repeat them.
-            previous = self._entries.get(entry.id)
-            if previous is not None:
-                inherited[entry.id] = inherited.get(entry.id, ()) + previous.aliases
-            self._entries[entry.id] = entry
-        self._index: Dict[str, str] = {}
-        # Ids first, then aliases, so an alias can never shadow another entry's id.
-        for entry in self._entries.values():
-            self._index[normalize_gpu_name(entry.id)] = entry.id
-        for entry in self._entries.values():
-            for alias in (*entry.aliases, *inherited.get(entry.id, ())):
-                self._index.setdefault(normalize_gpu_name(alias), entry.id)
+        from kvlint.catalog.index import build_alias_index
+
+        self._entries, self._index = build_alias_index(entries, normalize_gpu_name)
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -156,21 +156,9 @@ def normalize_model_name(name: str) -> str:
 
 class ModelCatalog:
     def __init__(self, entries: Iterable[ModelEntry]) -> None:
-        self._entries: Dict[str, ModelEntry] = {}
-        inherited: Dict[str, Tuple[str, ...]] = {}
-        for entry in entries:
-            # A later directory replaces an earlier entry with the same id; the replaced entry's
-            # aliases keep pointing at the id, so an override need not repeat them.
-            previous = self._entries.get(entry.id)
-            if previous is not None:
-                inherited[entry.id] = inherited.get(entry.id, ()) + previous.aliases
-            self._entries[entry.id] = entry
-        self._index: Dict[str, str] = {}
-        for entry in self._entries.values():
-            self._index[normalize_model_name(entry.id)] = entry.id
-        for entry in self._entries.values():
-            for alias in (*entry.aliases, *inherited.get(entry.id, ())):
-                self._index.setdefault(normalize_model_name(alias), entry.id)
+        from kvlint.catalog.index import build_alias_index
+
+        self._entries, self._index = build_alias_index(entries, normalize_model_name)
         # "Llama-3.1-8B-Instruct" without the organisation, when that is unambiguous.
         by_base: Dict[str, List[str]] = {}
         for key, model_id in self._index.items():

@@ -106,10 +106,13 @@ class ScaleLayout:
 @dataclass(frozen=True)
 class MemoryPlan:
     device_memory_bytes: Optional[int]  # per GPU, as the runtime reports it (or the override)
-    gpu_memory_utilization: Optional[float]  # effective (manifest or engine default)
+    gpu_memory_utilization: Optional[float]  # as written (vLLM gpu_memory_utilization, SGLang
+    #   mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction); None = engine default
+
     kv_cache_memory: Optional[int]  # exact KV pool per GPU when the manifest gives it
     non_kv_memory: Optional[int]  # per GPU; None means "estimate it"
     weights_bytes: Optional[int]  # whole model; capacity splits it across tp x pp
+    default_memory_fraction: Optional[float] = None  # the release's default from the catalog
 
 
 @dataclass(frozen=True)

@@ -263,7 +263,7 @@ class FactsBuilder:
             backend, backend_block = view.backend(dtype_literal if not auto_quantized else "fp8", gpu, geometry, scales)
         view.features(data)
         weights, weights_note = weights_bytes(data, self.facts["model"].get("catalog_weight_bytes"))
-        memory = memory_plan(data, gpu, view.default("gpu_memory_utilization"), weights)
+        memory = memory_plan(data, engine_name, gpu, view.default, weights)
         deployment = None
         if engine_name:
             deployment = build_deployment(

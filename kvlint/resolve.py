@@ -144,16 +144,31 @@ def weights_bytes(data: Dict[str, Any], catalog_bytes: Optional[int]) -> Tuple[O
     return None, None
 
 
+# The manifest field each engine's memory fraction is read from, most specific first, and the
+# catalog default it falls back to (rules/catalog/engines/*.yaml `defaults`).
+_MEMORY_FRACTION = {
+    "vllm": (("gpu_memory_utilization",), "gpu_memory_utilization"),
+    "sglang": (("mem_fraction_static", "gpu_memory_utilization"), "mem_fraction_static"),
+    "tensorrt-llm": (("free_gpu_memory_fraction", "gpu_memory_utilization"), "free_gpu_memory_fraction"),
+}
+
+
 def memory_plan(
-    data: Dict[str, Any], gpu: Optional[GpuInfo], default_gmu: Optional[float], weights: Optional[int]
+    data: Dict[str, Any], engine: str, gpu: Optional[GpuInfo], default: Any, weights: Optional[int]
 ) -> MemoryPlan:
-    gmu = get(data, "memory", "gpu_memory_utilization", kind=(int, float))
+    """`default(name)` is the engine release's catalog default (None for an unknown release)."""
+    fields, default_name = _MEMORY_FRACTION.get(engine, (("gpu_memory_utilization",), "gpu_memory_utilization"))
+    written = next(
+        (float(v) for v in (get(data, "memory", f, kind=(int, float)) for f in fields) if v is not None), None
+    )
+    fallback = default(default_name)
     return MemoryPlan(
         device_memory_bytes=gpu.memory_bytes if gpu else None,
-        gpu_memory_utilization=float(gmu) if gmu is not None else default_gmu,
+        gpu_memory_utilization=written,
         kv_cache_memory=parse_size(get(data, "memory", "kv_cache_memory")),
         non_kv_memory=parse_size(get(data, "memory", "non_kv_memory")),
         weights_bytes=weights,
+        default_memory_fraction=float(fallback) if isinstance(fallback, (int, float)) else None,
     )
 
 

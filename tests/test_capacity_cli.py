@@ -148,3 +148,29 @@ def test_hybrid_before_0_21_gates_on_real_capacity_not_the_logged_line(tmp_path)
     check = CliRunner().invoke(main, ["check", "--output-format", "json", str(path)])
     codes = {d["code"] for d in json.loads(check.output)["diagnostics"]}
     assert "KV602" not in codes, check.output
+
+
+@pytest.mark.parametrize(
+    "engine, version, memory, expected",
+    [
+        # vLLM's default comes from the engine catalog for the release (vllm.md §0.1: 0.92 from 0.20).
+        ("vllm", "0.25.1", "", "gpu_memory_utilization defaulted to vLLM 0.25's 0.92"),
+        ("vllm", "0.19.1", "", "gpu_memory_utilization defaulted to vLLM 0.19's 0.9"),
+        ("vllm", "0.25.1", "  gpu_memory_utilization: 0.85\n", "x 0.85"),
+        # Each engine's own knob is read under its own name (engines.md §1.7, §2.2).
+        ("sglang", "0.5.9", "  mem_fraction_static: 0.8\n", "mem_fraction_static 0.8"),
+        ("tensorrt-llm", "1.2.1", "  free_gpu_memory_fraction: 0.75\n", "free_gpu_memory_fraction 0.75"),
+        ("tensorrt-llm", "1.2.1", "", "free_gpu_memory_fraction defaulted to TensorRT-LLM's 0.9"),
+    ],
+)
+def test_memory_fraction_is_read_per_engine(tmp_path, engine, version, memory, expected) -> None:
+    dtype = {"vllm": "fp8", "sglang": "fp8_e4m3", "tensorrt-llm": "fp8"}[engine]
+    text = (
+        "apiVersion: kvlint/v1\nkind: Deployment\nmetadata:\n  name: m\n"
+        f"engine:\n  name: {engine}\n  version: \"{version}\"\n"
+        "hardware:\n  gpu: H100-SXM-80GB\nmodel:\n  name: meta-llama/Llama-3.1-8B-Instruct\n"
+        f"kv_cache:\n  dtype: {dtype}\n" + ("memory:\n" + memory if memory else "")
+    )
+    result = run_capacity(tmp_path, text, "--format", "json")
+    assumptions = " | ".join(json.loads(result.output)[0]["assumptions"])
+    assert expected in assumptions, assumptions

@@ -74,7 +74,9 @@ def vllm_pool(deployment: Deployment, release: Release) -> PoolEstimate:
                                    "the KV pool cannot be computed",))
     gmu = deployment.memory.gpu_memory_utilization
     if gmu is None:
-        gmu = 0.92 if release >= (0, 20, 0) else 0.9
+        gmu = deployment.memory.default_memory_fraction
+        if gmu is None:  # a release the catalog does not know: the rule of thumb (vllm.md §0.1)
+            gmu = 0.92 if release >= (0, 20, 0) else 0.9
         notes.append(f"gpu_memory_utilization defaulted to vLLM {release[0]}.{release[1]}'s {gmu}")
     weights = _weights_per_gpu(deployment, notes)
     if weights is None:
@@ -137,7 +139,7 @@ def sglang_pool(deployment: Deployment) -> PoolEstimate:
                                          deployment.pipeline_parallel)
         notes.append(f"mem_fraction_static defaulted to SGLang's heuristic: {mfs}")
     else:
-        notes.append(f"gpu_memory_utilization {mfs} used as SGLang mem_fraction_static")
+        notes.append(f"mem_fraction_static {mfs} (memory.mem_fraction_static or gpu_memory_utilization)")
     weights = _weights_per_gpu(deployment, notes)
     if weights is None:
         return PoolEstimate(None, tuple(notes) + ("model weight size unknown: the KV pool "
@@ -167,11 +169,11 @@ def trtllm_pool(deployment: Deployment) -> PoolEstimate:
                                    "the KV pool cannot be computed",))
     fraction = deployment.memory.gpu_memory_utilization
     if fraction is None:
-        fraction = 0.9
-        notes.append("free_gpu_memory_fraction defaulted to TensorRT-LLM's 0.9")
+        fraction = deployment.memory.default_memory_fraction or 0.9  # engines.md §2.2
+        notes.append(f"free_gpu_memory_fraction defaulted to TensorRT-LLM's {fraction}")
     else:
-        notes.append(f"gpu_memory_utilization {fraction} used as TensorRT-LLM "
-                     "free_gpu_memory_fraction (a fraction of the memory left free)")
+        notes.append(f"free_gpu_memory_fraction {fraction} (memory.free_gpu_memory_fraction or "
+                     "gpu_memory_utilization), a fraction of the memory left free")
     weights = _weights_per_gpu(deployment, notes)
     if weights is None:
         return PoolEstimate(None, tuple(notes) + ("model weight size unknown: the KV pool "

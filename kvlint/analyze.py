@@ -68,6 +68,15 @@ def capacity_facts(capacity, facts: Dict[str, Any], data: Dict[str, Any], defaul
         "tensor_parallel": capacity.tensor_parallel,
         "differences": "; ".join(d.text for d in capacity.differences),
     }
+    gated = [key for key in ("min_concurrency", "min_kv_tokens", "planned_kv_tokens") if key in (facts.get("targets") or {})]
+    if engine is None and gated:
+        # The gate cannot run: say so rather than pass the targets silently (KV609).
+        out["targets_unchecked"] = {
+            "targets": gated,
+            "pointer": f"/targets/{gated[0]}",
+            "reason": "; ".join(a for a in capacity.assumptions if "cannot be computed" in a or "unknown" in a)
+            or "the KV pool cannot be computed",
+        }
     if engine is not None:
         out.update(
             pool_bytes=engine.pool_bytes_per_gpu,

@@ -187,13 +187,13 @@ class FactsBuilder:
 
     def _serving(self, geometry: Optional[ModelGeometry]) -> Optional[int]:
         facts = self.facts["serving"]
-        written = get(self.data, "serving", "max_model_len", kind=int)
+        written = get(self.data, "serving", "max_model_len", kind=int, lo=1)
         mpe = geometry.max_position_embeddings if geometry else None
         facts.update(
             max_model_len=written or mpe,
             max_model_len_written=written,
             max_position_embeddings=mpe,
-            max_num_batched_tokens=get(self.data, "serving", "max_num_batched_tokens", kind=int),
+            max_num_batched_tokens=get(self.data, "serving", "max_num_batched_tokens", kind=int, lo=1),
             exceeds_model=bool(written and mpe and written > mpe),
             max_model_len_pointer="/serving/max_model_len" if written else "/model/name",
         )
@@ -235,7 +235,7 @@ class FactsBuilder:
             e5m2=fmt == "fp8_e5m2",
             per_token_head=per_token_head,
             auto_quantized=auto_quantized,
-            block_size=get(data, "kv_cache", "block_size", kind=int),
+            block_size=get(data, "kv_cache", "block_size", kind=int, lo=1, hi=4096),
             model_dtype=mdtype,
         )
         scales = self._scales(quantized, per_token_head, block_scaled)
@@ -281,7 +281,7 @@ class FactsBuilder:
                 scales=scales,
                 memory=memory,
                 max_model_len=max_model_len,
-                max_num_batched_tokens=get(data, "serving", "max_num_batched_tokens", kind=int),
+                max_num_batched_tokens=get(data, "serving", "max_num_batched_tokens", kind=int, lo=1),
             )
         notes = [weights_note] if weights_note else []
         return Resolution(deployment=deployment, facts=self.facts, notes=notes)

@@ -28,8 +28,9 @@ _UNQUANTIZED_FORMATS = {"bf16", "fp16", "fp32"}
 _MODEL_FORMAT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 
 
-def get(data: Any, *path: str, kind: Any = None) -> Any:
-    """data[path...] when every step exists and the leaf has the expected type, else None."""
+def get(data: Any, *path: str, kind: Any = None, lo: Optional[float] = None, hi: Optional[float] = None) -> Any:
+    """data[path...] when every step exists and the leaf has the expected type (and lies within
+    [lo, hi] for numbers), else None: a value the schema stage rejected reads as unknown here."""
     current = data
     for part in path:
         if not isinstance(current, dict):
@@ -39,6 +40,9 @@ def get(data: Any, *path: str, kind: Any = None) -> Any:
         return None
     if isinstance(current, bool) and kind in (int, float, (int, float)):
         return None
+    if isinstance(current, (int, float)) and not isinstance(current, bool):
+        if (lo is not None and current < lo) or (hi is not None and current > hi):
+            return None
     return current
 
 
@@ -137,7 +141,7 @@ def weights_bytes(data: Dict[str, Any], catalog_bytes: Optional[int]) -> Tuple[O
     params = weights.get("params")
     dtype = weights.get("dtype")
     per_param = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1, "int8": 1, "int4": 0.5, "mxfp4": 0.53125, "nvfp4": 0.5625}
-    if isinstance(params, (int, float)) and not isinstance(params, bool) and dtype in per_param:
+    if isinstance(params, (int, float)) and not isinstance(params, bool) and params > 0 and dtype in per_param:
         return int(params * per_param[dtype]), f"weights estimated as {params:.3g} params x {per_param[dtype]} B ({dtype})"
     if catalog_bytes:
         return int(catalog_bytes), "weights taken from the model catalog's checkpoint size"
@@ -159,7 +163,7 @@ def memory_plan(
     """`default(name)` is the engine release's catalog default (None for an unknown release)."""
     fields, default_name = _MEMORY_FRACTION.get(engine, (("gpu_memory_utilization",), "gpu_memory_utilization"))
     written = next(
-        (float(v) for v in (get(data, "memory", f, kind=(int, float)) for f in fields) if v is not None), None
+        (float(v) for v in (get(data, "memory", f, kind=(int, float), lo=1e-6, hi=1) for f in fields) if v is not None), None
     )
     fallback = default(default_name)
     return MemoryPlan(
@@ -174,9 +178,9 @@ def memory_plan(
 
 def targets(data: Dict[str, Any]) -> Targets:
     return Targets(
-        min_concurrency=get(data, "targets", "min_concurrency", kind=(int, float)),
-        min_kv_tokens=get(data, "targets", "min_kv_tokens", kind=int),
-        planned_kv_tokens=get(data, "targets", "planned_kv_tokens", kind=int),
+        min_concurrency=get(data, "targets", "min_concurrency", kind=(int, float), lo=0),
+        min_kv_tokens=get(data, "targets", "min_kv_tokens", kind=int, lo=0),
+        planned_kv_tokens=get(data, "targets", "planned_kv_tokens", kind=int, lo=0),
     )
 
 
@@ -208,17 +212,17 @@ def build_deployment(
         requested_backend=requested_backend,
         backend=backend,
         gpu=gpu,
-        tensor_parallel=get(data, "parallelism", "tensor", kind=int) or 1,
-        pipeline_parallel=get(data, "parallelism", "pipeline", kind=int) or 1,
+        tensor_parallel=get(data, "parallelism", "tensor", kind=int, lo=1, hi=1024) or 1,
+        pipeline_parallel=get(data, "parallelism", "pipeline", kind=int, lo=1, hi=1024) or 1,
         model=model,
         kv_dtype=kv_dtype,
         layers=layers,
         scales=scales,
-        block_size=get(data, "kv_cache", "block_size", kind=int),
+        block_size=get(data, "kv_cache", "block_size", kind=int, lo=1, hi=4096),
         backend_block_size=backend_block_size,
         memory=memory,
         max_model_len=max_model_len,
-        max_num_seqs=get(data, "serving", "max_num_seqs", kind=int),
+        max_num_seqs=get(data, "serving", "max_num_seqs", kind=int, lo=1),
         max_num_batched_tokens=max_num_batched_tokens,
         targets=targets(data),
         env=tuple(sorted((str(k), str(v)) for k, v in env.items())),

@@ -233,3 +233,11 @@ def test_concise_format(two_files, cli):
         "(Deployment name: lowercase letters, digits, '-' and '.'.)",
         "Found 2 errors, 1 warning, 0 infos in 2 files (2 documents).",
     ]
+
+
+def test_sarif_uri_relative_inside_and_absolute_outside_the_run_directory() -> None:
+    from kvlint.report.sarif import _artifact
+
+    assert _artifact("deploy/llama.yaml") == {"uri": "deploy/llama.yaml", "uriBaseId": "%SRCROOT%"}
+    outside = _artifact("/srv/manifests/llama.yaml")
+    assert outside == {"uri": "file:///srv/manifests/llama.yaml"}

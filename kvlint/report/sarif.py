@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path, PurePath
 from typing import Any, Dict, List
 
 from kvlint import __version__
@@ -29,6 +30,15 @@ def _rule_descriptor(rule) -> Dict[str, Any]:
     }
 
 
+def _artifact(file: str) -> Dict[str, Any]:
+    """Relative paths stay relative to %SRCROOT% (what code scanning expects); a file outside the
+    directory kvlint ran in gets an absolute file:// URI; stdin gets its display name."""
+    path = PurePath(file)
+    if path.is_absolute():
+        return {"uri": Path(file).as_uri()}
+    return {"uri": path.as_posix(), "uriBaseId": "%SRCROOT%"}
+
+
 def format_sarif(result: CheckResult, rulebook: Rulebook) -> str:
     rules = list(rulebook)
     index = {rule.code: i for i, rule in enumerate(rules)}
@@ -46,7 +56,7 @@ def format_sarif(result: CheckResult, rulebook: Rulebook) -> str:
             "locations": [
                 {
                     "physicalLocation": {
-                        "artifactLocation": {"uri": finding.file, "uriBaseId": "%SRCROOT%"},
+                        "artifactLocation": _artifact(finding.file),
                         "region": region,
                     }
                 }

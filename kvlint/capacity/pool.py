@@ -59,19 +59,28 @@ def _verbatim(deployment: Deployment) -> Optional[PoolEstimate]:
     )
 
 
+def _settled_without_estimate(deployment: Deployment) -> Optional[PoolEstimate]:
+    """The pool when nothing needs estimating: given verbatim, or not computable at all."""
+    verbatim = _verbatim(deployment)
+    if verbatim is not None:
+        return verbatim
+    if deployment.memory.device_memory_bytes is None:
+        return PoolEstimate(None, ("the GPU's memory is unknown and memory.kv_cache_memory is not set: "
+                                   "the KV pool cannot be computed (set hardware.memory or memory.kv_cache_memory)",))
+    return None
+
+
 def vllm_pool(deployment: Deployment, release: Release) -> PoolEstimate:
     """vLLM `determine_available_memory`: ceil(total * gmu) - non_kv_cache_memory - cudagraph.
 
     gpu_memory_utilization defaults to 0.92 from 0.20 and 0.9 before; CUDA-graph memory is
     subtracted from 0.20 (vllm.md §6.1)."""
-    verbatim = _verbatim(deployment)
-    if verbatim is not None:
-        return verbatim
+    settled = _settled_without_estimate(deployment)
+    if settled is not None:
+        return settled
     notes: List[str] = []
     device = deployment.memory.device_memory_bytes
-    if device is None:
-        return PoolEstimate(None, ("no device memory known and no memory.kv_cache_memory: "
-                                   "the KV pool cannot be computed",))
+    assert device is not None  # _settled_without_estimate returns when it is unknown
     gmu = deployment.memory.gpu_memory_utilization
     if gmu is None:
         gmu = deployment.memory.default_memory_fraction
@@ -125,14 +134,12 @@ def sglang_mem_fraction_static(device_bytes: int, tp: int, pp: int) -> float:
 def sglang_pool(deployment: Deployment) -> PoolEstimate:
     """SGLang `profile_max_num_token`: rest = available_after_weights - total * (1 - mfs),
     i.e. total * mem_fraction_static - weights - runtime memory (engines.md §1.7)."""
-    verbatim = _verbatim(deployment)
-    if verbatim is not None:
-        return verbatim
+    settled = _settled_without_estimate(deployment)
+    if settled is not None:
+        return settled
     notes: List[str] = []
     device = deployment.memory.device_memory_bytes
-    if device is None:
-        return PoolEstimate(None, ("no device memory known and no memory.kv_cache_memory: "
-                                   "the KV pool cannot be computed",))
+    assert device is not None  # _settled_without_estimate returns when it is unknown
     mfs = deployment.memory.gpu_memory_utilization
     if mfs is None:
         mfs = sglang_mem_fraction_static(device, deployment.tensor_parallel,
@@ -159,14 +166,12 @@ def sglang_pool(deployment: Deployment) -> PoolEstimate:
 def trtllm_pool(deployment: Deployment) -> PoolEstimate:
     """TensorRT-LLM `KvCacheCreator`: free_gpu_memory_fraction (default 0.9) of the memory left
     after weights and the profiled activation peak (engines.md §2.2-2.3)."""
-    verbatim = _verbatim(deployment)
-    if verbatim is not None:
-        return verbatim
+    settled = _settled_without_estimate(deployment)
+    if settled is not None:
+        return settled
     notes: List[str] = []
     device = deployment.memory.device_memory_bytes
-    if device is None:
-        return PoolEstimate(None, ("no device memory known and no memory.kv_cache_memory: "
-                                   "the KV pool cannot be computed",))
+    assert device is not None  # _settled_without_estimate returns when it is unknown
     fraction = deployment.memory.gpu_memory_utilization
     if fraction is None:
         fraction = deployment.memory.default_memory_fraction or 0.9  # engines.md §2.2

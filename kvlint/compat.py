@@ -77,6 +77,8 @@ class EngineView:
         selection = self.facts["selection"]
         requested = facts.get("requested") or "auto"
         facts["auto"] = requested.lower() == "auto"
+        # KV301/KV305 name the backend; with `auto` the manifest never named it, so say who picked it.
+        facts["auto_note"] = " (the backend attention_backend auto selects here)" if facts["auto"] else ""
         selection["auto"] = facts["auto"]
         selection["fallback"] = False
         if self.release is None:

@@ -460,8 +460,12 @@ class BackendInfo:
         if per_head_scales:
             ok, msg, src = self._gate("per_head_scales", q)
             if not ok:
+                # ROCm AITER FA answers to FLASH_ATTN: say so, or "ROCM_AITER_FA" puzzles a manifest
+                # that pinned FLASH_ATTN (vllm.md §3.3, §9.10).
+                alias = (f" (what {self.reported_name} selects on {', '.join(self.platforms)})"
+                         if self.reported_name and self.reported_name != self.name else "")
                 probs.append(Problem("per_head_scales", gate_stage,
-                                     f"{self.label}{on} does not take static per-head KV scales" + (f": {msg}" if msg else ""), src))
+                                     f"{self.label}{alias}{on} does not take static per-head KV scales" + (f": {msg}" if msg else ""), src))
 
         if kinds is not None:
             wanted = set(kinds)

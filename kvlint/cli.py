@@ -159,6 +159,12 @@ def check(ctx, paths, select, extend_select, ignore, output_format, output_file,
     config = _setup(config_path, select, extend_select, ignore, fail_on, output_format)
     context = build_context(config)
     result = run_check(list(paths) or ["."], context)
+    if not result.files:
+        click.echo(
+            "kvlint: warning: no manifests found (a file in a directory counts when it declares "
+            "`apiVersion: kvlint/v1`; name a file to check it regardless)",
+            err=True,
+        )
     fmt = config.output_format
     _write(render_check(result, context, fmt), output_file)
     if sarif_file:

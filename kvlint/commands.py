@@ -33,6 +33,12 @@ def _deployments(paths: Sequence[str], config) -> Tuple[List[Any], List[str]]:
             data = document.data
             if not isinstance(data, dict) or data.get("apiVersion") != "kvlint/v1":
                 continue
+            from kvlint.schema import validate_document
+
+            # The figures still come out (resolve reads invalid values as unknown), but a document
+            # `kvlint check` rejects makes the command exit 1, as SPEC section 3 says.
+            for finding in validate_document(document):
+                problems.append(f"{finding.file}:{finding.line}:{finding.column}: {finding.code} {finding.message}")
             if data.get("kind") == "Ablation":
                 from kvlint.ablation import expand_for_capacity
 

@@ -94,6 +94,9 @@ class GpuInfo:
     arch: Optional[str]  # "sm90", "gfx942"
     fp8: Optional[Literal["e4m3", "e4m3fnuz"]]  # native FP8 flavour, None when absent
     fp4: bool
+    # Where memory_bytes comes from: "manifest" (hardware.memory), a runtime total ("cuda",
+    # "rocm", "rocm-smi"), or an optimistic stand-in ("nvidia-smi", "spec"; engines.md §4).
+    memory_basis: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,6 @@ class MemoryPlan:
     device_memory_bytes: Optional[int]  # per GPU, as the runtime reports it (or the override)
     gpu_memory_utilization: Optional[float]  # as written (vLLM gpu_memory_utilization, SGLang
     #   mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction); None = engine default
-
     kv_cache_memory: Optional[int]  # exact KV pool per GPU when the manifest gives it
     non_kv_memory: Optional[int]  # per GPU; None means "estimate it"
     weights_bytes: Optional[int]  # whole model; capacity splits it across tp x pp

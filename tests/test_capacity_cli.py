@@ -174,3 +174,16 @@ def test_memory_fraction_is_read_per_engine(tmp_path, engine, version, memory, e
     result = run_capacity(tmp_path, text, "--format", "json")
     assumptions = " | ".join(json.loads(result.output)[0]["assumptions"])
     assert expected in assumptions, assumptions
+
+
+def test_assumptions_say_when_gpu_memory_is_not_a_runtime_reading(tmp_path) -> None:
+    """engines.md §4: nvidia-smi totals exceed what CUDA reports by about 0.4-0.8 GiB."""
+    base = (
+        "apiVersion: kvlint/v1\nkind: Deployment\nmetadata:\n  name: m\n"
+        "engine:\n  name: vllm\n  version: \"0.25.1\"\nhardware:\n  gpu: H100-SXM-80GB\n{memory}"
+        "model:\n  name: meta-llama/Llama-3.1-8B-Instruct\nkv_cache:\n  dtype: auto\n"
+    )
+    catalog = json.loads(run_capacity(tmp_path, base.format(memory=""), "--format", "json").output)[0]
+    assert any("nvidia-smi total" in a for a in catalog["assumptions"])
+    measured = json.loads(run_capacity(tmp_path, base.format(memory="  memory: 79.1GiB\n"), "--format", "json").output)[0]
+    assert not any("nvidia-smi" in a for a in measured["assumptions"])

@@ -59,6 +59,20 @@ def _verbatim(deployment: Deployment) -> Optional[PoolEstimate]:
     )
 
 
+def _memory_basis_notes(deployment: Deployment) -> List[str]:
+    """Say when the device total is a stand-in for what the runtime reports (engines.md §4)."""
+    basis = deployment.gpu.memory_basis if deployment.gpu else None
+    gpu = deployment.gpu.id if deployment.gpu else "the GPU"
+    if basis == "nvidia-smi":
+        return [f"{gpu} memory is the nvidia-smi total; the CUDA runtime reports about 0.4-0.8 GiB "
+                "less, so this pool is slightly optimistic (set hardware.memory to the measured "
+                "torch.cuda.mem_get_info() total)"]
+    if basis == "spec":
+        return [f"{gpu} memory is the vendor's specification, not a runtime reading "
+                "(set hardware.memory to the measured total)"]
+    return []
+
+
 def _settled_without_estimate(deployment: Deployment) -> Optional[PoolEstimate]:
     """The pool when nothing needs estimating: given verbatim, or not computable at all."""
     verbatim = _verbatim(deployment)
@@ -81,6 +95,7 @@ def vllm_pool(deployment: Deployment, release: Release) -> PoolEstimate:
     notes: List[str] = []
     device = deployment.memory.device_memory_bytes
     assert device is not None  # _settled_without_estimate returns when it is unknown
+    notes.extend(_memory_basis_notes(deployment))
     gmu = deployment.memory.gpu_memory_utilization
     if gmu is None:
         gmu = deployment.memory.default_memory_fraction
@@ -140,6 +155,7 @@ def sglang_pool(deployment: Deployment) -> PoolEstimate:
     notes: List[str] = []
     device = deployment.memory.device_memory_bytes
     assert device is not None  # _settled_without_estimate returns when it is unknown
+    notes.extend(_memory_basis_notes(deployment))
     mfs = deployment.memory.gpu_memory_utilization
     if mfs is None:
         mfs = sglang_mem_fraction_static(device, deployment.tensor_parallel,
@@ -172,6 +188,7 @@ def trtllm_pool(deployment: Deployment) -> PoolEstimate:
     notes: List[str] = []
     device = deployment.memory.device_memory_bytes
     assert device is not None  # _settled_without_estimate returns when it is unknown
+    notes.extend(_memory_basis_notes(deployment))
     fraction = deployment.memory.gpu_memory_utilization
     if fraction is None:
         fraction = deployment.memory.default_memory_fraction or 0.9  # engines.md §2.2

@@ -172,6 +172,7 @@ class GpuEntry:
             arch=self.arch,
             fp8=self.fp8,
             fp4=self.fp4,
+            memory_basis="manifest" if memory_override is not None else self.memory_basis,
         )
 
 

@@ -217,7 +217,7 @@ class EngineView:
             if info.status in ("ignored", "removed"):
                 ignored.append({"setting": "VLLM_ATTENTION_BACKEND", "pointer": "/engine/env/VLLM_ATTENTION_BACKEND",
                                 "message": f"{label} ignores VLLM_ATTENTION_BACKEND={env['VLLM_ATTENTION_BACKEND']}: "
-                                           f"{info.message or info.status}; set attention_backend instead"})
+                                           f"{info.message or info.status}"})
         if scales.get("source") == "warmup":
             info = self.release.feature("calculate_kv_scales")
             if info.status in ("absent", "removed", "unknown") or self.engine != "vllm":

@@ -67,7 +67,7 @@ def render_one(result: CapacityResult) -> str:
         rows = [
             ("KV pool per GPU", human_bytes(eng.pool_bytes_per_gpu),
              "EXHAUSTED" if eng.pool_exhausted else ""),
-            ("block size", f"{eng.block_size} tokens",
+            ("block size", f"{eng.block_size} token{'' if eng.block_size == 1 else 's'}",
              f"min {eng.min_block_size}" if eng.min_block_size != eng.block_size else ""),
             ("bytes per block", human_bytes(eng.bytes_per_block), ""),
             ("blocks", _int(eng.num_blocks), f"{len(eng.groups)} KV-cache group(s)"),

@@ -9,7 +9,7 @@ import fnmatch
 import os
 import re
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Sequence, Set, Tuple
 
@@ -283,7 +283,3 @@ def _display_path(path: str, root: Path) -> str:
         return Path(path).resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return Path(path).as_posix()
-
-
-def with_file(finding: Finding, file: str) -> Finding:
-    return replace(finding, file=file)

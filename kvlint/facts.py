@@ -9,10 +9,9 @@ rule never has to know how a fact was derived.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from kvlint.deployment import LayerPlan, ModelGeometry, ScaleLayout
-from kvlint.load import escape_pointer_token
 from kvlint.resolve import (
     Catalogs,
     Resolution,
@@ -104,8 +103,8 @@ class FactsBuilder:
             )
         return geometry
 
-    def _skip(self, geometry: Optional[ModelGeometry]) -> Tuple[set, List[str]]:
-        """Indices of skipped layers, and why entries were ignored (KV401/KV402/KV405)."""
+    def _skip(self, geometry: Optional[ModelGeometry]) -> set:
+        """Indices of the layers the skip set keeps at the model dtype; facts for KV401/KV402/KV405."""
         facts = self.facts["skip"]
         entries = get(self.data, "kv_cache", "skip_layers")
         facts["given"] = isinstance(entries, list) and len(entries) > 0
@@ -115,7 +114,7 @@ class FactsBuilder:
         facts["names_sliding_window"] = False
         skipped: set = set()
         if not isinstance(entries, list):
-            return skipped, []
+            return skipped
         num_layers = geometry.num_layers if geometry else None
         for position, entry in enumerate(entries):
             pointer = f"/kv_cache/skip_layers/{position}"
@@ -137,7 +136,7 @@ class FactsBuilder:
                     skipped.add(index)
                 continue
             facts["unrecognized"].append({"value": entry, "pointer": pointer})
-        return skipped, []
+        return skipped
 
     def _scales(self, quantized: bool, per_token_head: bool, block_scaled: bool) -> ScaleLayout:
         facts = self.facts["scales"]
@@ -213,7 +212,7 @@ class FactsBuilder:
         view = EngineView(self.catalogs, engine_name, version, self.facts)
         dtype_literal = get(data, "kv_cache", "dtype", kind=str) or "auto"
         mdtype = model_dtype(data, geometry)
-        skipped, _ = self._skip(geometry)
+        skipped = self._skip(geometry)
 
         fmt = view.storage_format(dtype_literal, mdtype, gpu)
         checkpoint = self.facts["model"]["kv_scales"]
@@ -285,7 +284,3 @@ class FactsBuilder:
             )
         notes = [weights_note] if weights_note else []
         return Resolution(deployment=deployment, facts=self.facts, notes=notes)
-
-
-def pointer_for_skip(position: int) -> str:
-    return f"/kv_cache/skip_layers/{escape_pointer_token(str(position))}"

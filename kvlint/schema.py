@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from kvlint.findings import Finding
@@ -56,13 +55,6 @@ def validator_for(name: str) -> Any:
     from jsonschema import Draft202012Validator  # imported here: it is the costliest import
 
     return Draft202012Validator(load_schema(name))
-
-
-def validator_for_path(path: Path) -> Any:
-    from jsonschema import Draft202012Validator
-
-    with open(path, encoding="utf-8") as handle:
-        return Draft202012Validator(json.load(handle))
 
 
 def pointer_of(path: Iterable[Any]) -> str:

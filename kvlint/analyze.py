@@ -38,6 +38,11 @@ def analyze_deployment(data: Dict[str, Any], file: str, path: Optional[Path], ca
 
     resolution = resolve(data, file, path, load_catalogs(tuple(catalog_dirs)))
     capacity = compute(resolution.deployment) if resolution.deployment is not None else None
+    if capacity is not None and resolution.notes:
+        from dataclasses import replace
+
+        # How resolve filled gaps (e.g. weight bytes from a parameter count) is an assumption too.
+        capacity = replace(capacity, assumptions=tuple(resolution.notes) + capacity.assumptions)
     facts = resolution.facts
     facts["capacity"] = capacity_facts(capacity, facts, data, max_scale_overhead)
     return Analysis(resolution.deployment, capacity, facts)

@@ -187,3 +187,16 @@ def test_assumptions_say_when_gpu_memory_is_not_a_runtime_reading(tmp_path) -> N
     assert any("nvidia-smi total" in a for a in catalog["assumptions"])
     measured = json.loads(run_capacity(tmp_path, base.format(memory="  memory: 79.1GiB\n"), "--format", "json").output)[0]
     assert not any("nvidia-smi" in a for a in measured["assumptions"])
+
+
+def test_weights_from_parameter_count_are_listed_as_an_assumption(tmp_path) -> None:
+    text = (
+        "apiVersion: kvlint/v1\nkind: Deployment\nmetadata:\n  name: m\n"
+        "engine:\n  name: vllm\n  version: \"0.25.1\"\nhardware:\n  gpu: H100-SXM-80GB\n"
+        "model:\n  name: meta-llama/Llama-3.1-8B-Instruct\n  weights: {params: 8.03e9, dtype: bf16}\n"
+        "kv_cache:\n  dtype: auto\n"
+    )
+    document = json.loads(run_capacity(tmp_path, text, "--format", "json").output)[0]
+    assert "weights estimated as 8.03e+09 params x 2 B (bf16)" in document["assumptions"]
+    # 8.03e9 x 2 B = 16,060,000,000 B of weights on one GPU, taken out of the pool.
+    assert any("16,060,000,000 B weights" in a for a in document["assumptions"])

@@ -102,6 +102,7 @@ class EngineView:
         facts["known"] = info is not None
         facts["name"] = info.name if info is not None else chosen
         facts["is_triton"] = facts["name"] == "TRITON_ATTN"
+        facts["triton_note"] = self._triton_note(literal, gpu, head, block, platform)
         if info is None:
             return chosen, None
         self._verdicts(info, literal, gpu, head, block, platform, sinks, per_head, is_mla)
@@ -111,6 +112,19 @@ class EngineView:
         except TypeError:
             preferred = info.preferred_block_size(cc, head)
         return info.name, preferred
+
+    def _triton_note(self, literal, gpu, head, block, platform) -> str:
+        """KV303's remedy is TRITON_ATTN; say so when TRITON_ATTN cannot run this dtype here either."""
+        if not literal.endswith("_per_token_head"):
+            return ""
+        triton = self.release.backend("TRITON_ATTN", platform=platform)
+        if triton is None:
+            return f"; {self.release.label} has no TRITON_ATTN on this platform"
+        cc = gpu.compute_capability if gpu else None
+        verdict = triton.accepts(literal, cc, head, block, platform=platform)
+        if verdict.ok:
+            return "; pin TRITON_ATTN"
+        return f"; TRITON_ATTN cannot run it here either ({verdict.reason})"
 
     def _verdicts(self, info, literal, gpu, head, block, platform, sinks, per_head, is_mla) -> None:
         """One full check of the backend, split into the predicates the rules test."""

@@ -153,3 +153,15 @@ def test_finding_points_at_the_offending_value(tmp_path) -> None:
     assert line.strip() == "dtype: fp8_e5m2"
     assert line[diag["column"] - 1:].startswith("fp8_e5m2")
     assert diag["pointer"] == "/kv_cache/dtype"
+
+
+def test_kv303_remedy_is_checked_on_the_gpu(tmp_path) -> None:
+    """vllm.md §2: TRITON_ATTN is the only per-token-head backend, and it raises for FP8 below SM89."""
+    hopper = codes(diagnostics(manifest("0.25.1", dtype="fp8_per_token_head", backend="FLASH_ATTN", kv_scales="none"), tmp_path))
+    assert hopper["KV303"].endswith("pin TRITON_ATTN")
+    ampere = codes(diagnostics(manifest("0.25.1", gpu="A100-80GB", dtype="fp8_per_token_head", backend="FLASH_ATTN",
+                                        kv_scales="none"), tmp_path))
+    assert "TRITON_ATTN cannot run it here either" in ampere["KV303"] and "SM89" in ampere["KV303"]
+    int8 = codes(diagnostics(manifest("0.25.1", gpu="A100-80GB", dtype="int8_per_token_head", backend="FLASH_ATTN",
+                                      kv_scales="none"), tmp_path))
+    assert int8["KV303"].endswith("pin TRITON_ATTN")

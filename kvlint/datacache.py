@@ -40,16 +40,22 @@ def load_cached(path: Path, parse: Callable[[str], Any]) -> Any:
         except (OSError, EOFError, ValueError, TypeError):
             pass
     data = parse(path.read_text(encoding="utf-8"))
-    if key_file is not None:
-        try:
-            key_file.parent.mkdir(parents=True, exist_ok=True)
-            temporary = key_file.with_suffix(f".{os.getpid()}.tmp")
-            with open(temporary, "wb") as handle:
-                marshal.dump(data, handle)
-            os.replace(temporary, key_file)
-        except (OSError, ValueError):
-            pass  # unmarshallable data or a read-only home: parse next time too
+    _store(key_file, data)
     return data
+
+
+def _store(key_file: Optional[Path], data: Any) -> None:
+    """Write atomically (a reader never sees half a file); any failure just skips the cache."""
+    if key_file is None:
+        return
+    try:
+        key_file.parent.mkdir(parents=True, exist_ok=True)
+        temporary = key_file.with_suffix(f".{os.getpid()}.tmp")
+        with open(temporary, "wb") as handle:
+            marshal.dump(data, handle)
+        os.replace(temporary, key_file)
+    except (OSError, ValueError):
+        pass  # unmarshallable data or a read-only home: parse next time too
 
 
 def _key_name(key: str) -> str:
@@ -75,13 +81,5 @@ def load_cached_group(paths: Sequence[Path], parse: Callable[[str], Any]) -> Lis
         except (OSError, EOFError, ValueError, TypeError):
             pass
     data = [parse(path.read_text(encoding="utf-8")) for path in paths]
-    if key_file is not None:
-        try:
-            key_file.parent.mkdir(parents=True, exist_ok=True)
-            temporary = key_file.with_suffix(f".{os.getpid()}.tmp")
-            with open(temporary, "wb") as handle:
-                marshal.dump(data, handle)
-            os.replace(temporary, key_file)
-        except (OSError, ValueError):
-            pass
+    _store(key_file, data)
     return data

@@ -73,15 +73,20 @@ def _memory_basis_notes(deployment: Deployment) -> List[str]:
     return []
 
 
-def _settled_without_estimate(deployment: Deployment) -> Optional[PoolEstimate]:
-    """The pool when nothing needs estimating: given verbatim, or not computable at all."""
+def _start(deployment: Deployment) -> Tuple[Optional[PoolEstimate], int, List[str]]:
+    """(the pool if nothing needs estimating, device memory, first notes) for every engine.
+
+    The pool is settled when given verbatim (kv_cache_memory) or not computable at all (unknown
+    device memory); otherwise the engine's formula runs on `device`.
+    """
     verbatim = _verbatim(deployment)
     if verbatim is not None:
-        return verbatim
-    if deployment.memory.device_memory_bytes is None:
+        return verbatim, 0, []
+    device = deployment.memory.device_memory_bytes
+    if device is None:
         return PoolEstimate(None, ("the GPU's memory is unknown and memory.kv_cache_memory is not set: "
-                                   "the KV pool cannot be computed (set hardware.memory or memory.kv_cache_memory)",))
-    return None
+                                   "the KV pool cannot be computed (set hardware.memory or memory.kv_cache_memory)",)), 0, []
+    return None, device, _memory_basis_notes(deployment)
 
 
 def vllm_pool(deployment: Deployment, release: Release) -> PoolEstimate:
@@ -89,13 +94,9 @@ def vllm_pool(deployment: Deployment, release: Release) -> PoolEstimate:
 
     gpu_memory_utilization defaults to 0.92 from 0.20 and 0.9 before; CUDA-graph memory is
     subtracted from 0.20 (vllm.md §6.1)."""
-    settled = _settled_without_estimate(deployment)
+    settled, device, notes = _start(deployment)
     if settled is not None:
         return settled
-    notes: List[str] = []
-    device = deployment.memory.device_memory_bytes
-    assert device is not None  # _settled_without_estimate returns when it is unknown
-    notes.extend(_memory_basis_notes(deployment))
     gmu = deployment.memory.gpu_memory_utilization
     if gmu is None:
         gmu = deployment.memory.default_memory_fraction
@@ -149,13 +150,9 @@ def sglang_mem_fraction_static(device_bytes: int, tp: int, pp: int) -> float:
 def sglang_pool(deployment: Deployment) -> PoolEstimate:
     """SGLang `profile_max_num_token`: rest = available_after_weights - total * (1 - mfs),
     i.e. total * mem_fraction_static - weights - runtime memory (engines.md §1.7)."""
-    settled = _settled_without_estimate(deployment)
+    settled, device, notes = _start(deployment)
     if settled is not None:
         return settled
-    notes: List[str] = []
-    device = deployment.memory.device_memory_bytes
-    assert device is not None  # _settled_without_estimate returns when it is unknown
-    notes.extend(_memory_basis_notes(deployment))
     mfs = deployment.memory.gpu_memory_utilization
     if mfs is None:
         mfs = sglang_mem_fraction_static(device, deployment.tensor_parallel,
@@ -182,13 +179,9 @@ def sglang_pool(deployment: Deployment) -> PoolEstimate:
 def trtllm_pool(deployment: Deployment) -> PoolEstimate:
     """TensorRT-LLM `KvCacheCreator`: free_gpu_memory_fraction (default 0.9) of the memory left
     after weights and the profiled activation peak (engines.md §2.2-2.3)."""
-    settled = _settled_without_estimate(deployment)
+    settled, device, notes = _start(deployment)
     if settled is not None:
         return settled
-    notes: List[str] = []
-    device = deployment.memory.device_memory_bytes
-    assert device is not None  # _settled_without_estimate returns when it is unknown
-    notes.extend(_memory_basis_notes(deployment))
     fraction = deployment.memory.gpu_memory_utilization
     if fraction is None:
         fraction = deployment.memory.default_memory_fraction or 0.9  # engines.md §2.2

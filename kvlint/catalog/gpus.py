@@ -276,15 +276,24 @@ def _entry(data: Mapping[str, Any], file: str) -> GpuEntry:
     )
 
 
-def _load_file(path: Path, builtin: bool) -> List[GpuEntry]:
+def read_entry_file(path: Path, builtin: bool, schema_name: str, list_key: str, make_entry: Any) -> List[Any]:
+    """The entries of one catalog file: `list_key` items built with `make_entry(item, file)`.
+
+    Organisation files are validated against their schema here; built-in files are validated by
+    the test suite instead, which keeps jsonschema out of every `kvlint check`.
+    """
     data = read_catalog_yaml(path)
     if data is None:
         return []
     if not builtin:
-        validate_with_schema(data, GPU_SCHEMA, path)
-    if not isinstance(data, dict) or not isinstance(data.get("gpus"), list):
-        raise CatalogError("expected a mapping with a 'gpus' list", str(path))
-    entries = [_entry(item, str(path)) for item in data["gpus"] if isinstance(item, dict)]
+        validate_with_schema(data, schema_name, path)
+    if not isinstance(data, dict) or not isinstance(data.get(list_key), list):
+        raise CatalogError(f"expected a mapping with a '{list_key}' list", str(path))
+    return [make_entry(item, str(path)) for item in data[list_key] if isinstance(item, dict)]
+
+
+def _load_file(path: Path, builtin: bool) -> List[GpuEntry]:
+    entries: List[GpuEntry] = read_entry_file(path, builtin, GPU_SCHEMA, "gpus", _entry)
     seen: Dict[str, str] = {}
     for entry in entries:
         for spelling in (entry.id, *entry.aliases):

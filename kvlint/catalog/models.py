@@ -19,8 +19,7 @@ from kvlint.catalog.gpus import (
     PathLike,
     Source,
     catalog_files,
-    read_catalog_yaml,
-    validate_with_schema,
+    read_entry_file,
 )
 from kvlint.catalog.hf_config import ConfigError, attention_kind, build_layers, expand_pattern
 from kvlint.deployment import AttentionKind, ModelGeometry
@@ -294,14 +293,7 @@ def _entry(data: Mapping[str, Any], file: str) -> ModelEntry:
 
 
 def _load_file(path: Path, builtin: bool) -> List[ModelEntry]:
-    data = read_catalog_yaml(path)
-    if data is None:
-        return []
-    if not builtin:
-        validate_with_schema(data, MODEL_SCHEMA, path)
-    if not isinstance(data, dict) or not isinstance(data.get("models"), list):
-        raise CatalogError("expected a mapping with a 'models' list", str(path))
-    return [_entry(item, str(path)) for item in data["models"] if isinstance(item, dict)]
+    return read_entry_file(path, builtin, MODEL_SCHEMA, "models", _entry)
 
 
 @lru_cache(maxsize=8)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import sys
 import zlib
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Sequence
@@ -59,7 +60,8 @@ def _store(key_file: Optional[Path], data: Any) -> None:
 
 
 def _key_name(key: str) -> str:
-    text = f"{__version__}\0{key}".encode()
+    # marshal's format belongs to the Python version, so the key does too.
+    text = f"{__version__}\0{sys.version_info[:2]}\0{key}".encode()
     return f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}.marshal"
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
+from kvlint.capacity.layout import model_dtype_format
 from kvlint.deployment import GpuInfo, ModelGeometry, ScaleLayout
 from kvlint.resolve import Catalogs, get
 
-_MODEL_FORMAT = {"bfloat16": "bf16", "float16": "fp16", "float32": "bf16"}
 
 
 def _platform(gpu: Optional[GpuInfo]) -> Optional[str]:
@@ -51,13 +51,13 @@ class EngineView:
             return None
         fmt = info.format_for(gpu.fp8 if gpu else None)
         if fmt == "model" or fmt is None and not info.quantized:
-            return _MODEL_FORMAT.get(model_dtype, "bf16")
+            return model_dtype_format(model_dtype)
         return fmt
 
     @staticmethod
     def _guess_format(literal: str, model_dtype: str) -> Optional[str]:
         """Without a catalog entry for the release, read the literal at face value."""
-        plain = {"auto": _MODEL_FORMAT.get(model_dtype, "bf16"), "bfloat16": "bf16", "float16": "fp16",
+        plain = {"auto": model_dtype_format(model_dtype), "bfloat16": "bf16", "float16": "fp16",
                  "fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2", "int8": "int8",
                  "fp8_per_token_head": "fp8_per_token_head", "int8_per_token_head": "int8_per_token_head",
                  "int4_per_token_head": "int4_per_token_head", "nvfp4": "nvfp4"}

@@ -11,6 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
+from kvlint.capacity.layout import (
+    BLOCK_SCALED_FORMATS,
+    PER_TOKEN_HEAD_FORMATS,
+    UNQUANTIZED_FORMATS,
+    model_dtype_format,
+)
 from kvlint.deployment import LayerPlan, ModelGeometry, ScaleLayout
 from kvlint.resolve import (
     Catalogs,
@@ -18,10 +24,8 @@ from kvlint.resolve import (
     _model_geometry,
     build_deployment,
     get,
-    is_quantized_format,
     memory_plan,
     model_dtype,
-    model_format,
     weights_bytes,
 )
 
@@ -221,16 +225,16 @@ class FactsBuilder:
             # vLLM: a checkpoint KV scheme turns `auto` into fp8 (vllm.md §9.8).
             auto_quantized = True
             fmt = view.storage_format("fp8", mdtype, gpu)
-        quantized = is_quantized_format(fmt)
-        per_token_head = bool(fmt and fmt.endswith("_per_token_head"))
-        block_scaled = fmt in ("nvfp4", "trtllm_nvfp4", "sglang_fp4", "fp8_ds_mla")
+        quantized = fmt is not None and fmt not in UNQUANTIZED_FORMATS
+        per_token_head = fmt in PER_TOKEN_HEAD_FORMATS
+        block_scaled = fmt in BLOCK_SCALED_FORMATS or fmt == "fp8_ds_mla"  # scales inside the record
         self.facts["kv_cache"].update(
             dtype=dtype_literal,
             format=fmt,
             known=fmt is not None,
             quantized=quantized,
-            fp8=bool(fmt and (fmt.startswith("fp8") or fmt == "fp8_per_token_head")),
-            fp4=fmt in ("nvfp4", "trtllm_nvfp4", "sglang_fp4"),
+            fp8=bool(fmt and fmt.startswith("fp8")),
+            fp4=fmt in BLOCK_SCALED_FORMATS,
             e5m2=fmt == "fp8_e5m2",
             per_token_head=per_token_head,
             auto_quantized=auto_quantized,
@@ -245,7 +249,7 @@ class FactsBuilder:
 
         layers: Tuple[LayerPlan, ...] = ()
         if geometry is not None and fmt is not None:
-            keep = model_format(mdtype)
+            keep = model_dtype_format(mdtype)
             layers = tuple(
                 LayerPlan(
                     geometry=layer,

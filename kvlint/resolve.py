@@ -24,8 +24,6 @@ from kvlint.deployment import (
 from kvlint.units import parse_size
 
 _MODEL_DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp16": "float16", "float32": "float32"}
-_UNQUANTIZED_FORMATS = {"bf16", "fp16", "fp32"}
-_MODEL_FORMAT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 
 
 def get(data: Any, *path: str, kind: Any = None, lo: Optional[float] = None, hi: Optional[float] = None) -> Any:
@@ -122,14 +120,6 @@ def model_dtype(data: Dict[str, Any], geometry: Optional[ModelGeometry]) -> str:
     if geometry is not None and geometry.dtype in _MODEL_DTYPES:
         return _MODEL_DTYPES[geometry.dtype]
     return "bfloat16"
-
-
-def model_format(dtype: str) -> str:
-    return _MODEL_FORMAT.get(dtype, "bf16")
-
-
-def is_quantized_format(fmt: Optional[str]) -> bool:
-    return fmt is not None and fmt not in _UNQUANTIZED_FORMATS
 
 
 def weights_bytes(data: Dict[str, Any], catalog_bytes: Optional[int]) -> Tuple[Optional[int], Optional[str]]:

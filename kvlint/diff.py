@@ -377,24 +377,22 @@ def _finding_key(finding: Finding, names: Dict[Tuple[str, int], str]) -> tuple:
     return (finding.file, document, finding.code, finding.pointer)
 
 
+def _unmatched(side: _Side, other: _Side) -> List[Finding]:
+    """Findings of `side` with no counterpart in `other` (a multiset difference by finding key)."""
+    available = Counter(_finding_key(f, other.names) for f in other.findings)
+    out: List[Finding] = []
+    for finding in side.findings:
+        key = _finding_key(finding, side.names)
+        if available[key] > 0:
+            available[key] -= 1
+        else:
+            out.append(finding)
+    return out
+
+
 def _new_findings(head: _Side, base: _Side) -> Tuple[List[Finding], List[Finding]]:
-    base_keys = Counter(_finding_key(f, base.names) for f in base.findings)
-    head_keys = Counter(_finding_key(f, head.names) for f in head.findings)
-    new: List[Finding] = []
-    for finding in head.findings:
-        key = _finding_key(finding, head.names)
-        if base_keys[key] > 0:
-            base_keys[key] -= 1
-        else:
-            new.append(finding)
-    fixed: List[Finding] = []
-    for finding in base.findings:
-        key = _finding_key(finding, base.names)
-        if head_keys[key] > 0:
-            head_keys[key] -= 1
-        else:
-            fixed.append(finding)
-    return new, fixed
+    """(new in head, fixed since base)."""
+    return _unmatched(head, base), _unmatched(base, head)
 
 
 def _regressions(base: CapacityFigures, head: CapacityFigures, limit: Optional[float]) -> List[Regression]:

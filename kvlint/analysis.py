@@ -14,7 +14,7 @@ from kvlint.findings import Finding
 from kvlint.load import Document
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kvlint.check import CheckContext
+    from kvlint.pipeline.check import CheckContext
     from kvlint.capacity.result import CapacityResult
     from kvlint.deployment import Deployment
 
@@ -34,7 +34,7 @@ def analyze_deployment(data: Dict[str, Any], file: str, path: Optional[Path], ca
     """Resolve a Deployment manifest and compute its capacity and facts (no findings yet)."""
     from kvlint.capacity import compute
     from kvlint.catalog import load_catalogs
-    from kvlint.resolve import resolve
+    from kvlint.resolve.fields import resolve
 
     resolution = resolve(data, file, path, load_catalogs(tuple(catalog_dirs)))
     capacity = compute(resolution.deployment) if resolution.deployment is not None else None
@@ -49,7 +49,7 @@ def analyze_deployment(data: Dict[str, Any], file: str, path: Optional[Path], ca
 
 
 def capacity_facts(capacity, facts: Dict[str, Any], data: Dict[str, Any], default_threshold: float) -> Dict[str, Any]:
-    from kvlint.resolve import get
+    from kvlint.resolve.fields import get
 
     if capacity is None:
         return {"available": False, "below_targets": []}
@@ -133,7 +133,7 @@ def semantic_analyzer(document: Document, context: CheckContext) -> List[Finding
     if not isinstance(data, dict) or data.get("apiVersion") != "kvlint/v1":
         return []
     if data.get("kind") == "Ablation":
-        from kvlint.ablation import analyze_ablation
+        from kvlint.ablation.check import analyze_ablation
 
         return analyze_ablation(document, context)
     if data.get("kind") != "Deployment":

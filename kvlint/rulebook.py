@@ -15,7 +15,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import yaml
 
-from kvlint.catalog.versions import version_matches as matches_specifier
+from kvlint.versions import version_matches as matches_specifier
 from kvlint.findings import Finding
 from kvlint.resources import rules_dir
 

@@ -89,7 +89,7 @@ def line_of(text: str, needle: str, start: int = 1) -> int:
 
 
 def test_deep_merge_rules():
-    from kvlint.ablation import deep_merge
+    from kvlint.ablation.check import deep_merge
 
     base = {"kv_cache": {"dtype": "fp8", "skip_layers": [0, 1, 2], "scales": {"granularity": "per-head", "source": "checkpoint"}},
             "serving": {"max_model_len": 8192}}
@@ -405,7 +405,7 @@ def test_ablate_writes_a_clean_four_step_ablation(write, manifest, skip):
     report = check("ablation.yaml")
     assert loud(report) == [], report
     assert {d["code"] for d in report["diagnostics"]} <= {"KV501"}
-    from kvlint.ablation import STEP_LABELS  # every recommended step is present
+    from kvlint.ablation.check import STEP_LABELS  # every recommended step is present
 
     capacity = json.loads(invoke(["capacity", "--format", "json", "ablation.yaml"]).stdout)
     assert [e["variant"] for e in capacity] == names and len(STEP_LABELS) == 4

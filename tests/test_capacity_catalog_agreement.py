@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from kvlint.capacity import vllm as capacity_vllm
-from kvlint.capacity.release import parse_release
+from kvlint.versions import parse_release
 from kvlint.catalog import load_catalogs
 
 CATALOG = load_catalogs(())

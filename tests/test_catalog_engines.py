@@ -15,7 +15,7 @@ from kvlint.catalog.engines import (
     load_engine_catalog,
     load_engine_file,
 )
-from kvlint.catalog.versions import parse_version, version_matches
+from kvlint.versions import parse_version, version_matches
 from kvlint.deployment import CacheFormatId
 
 H100, A100, L40S, B200 = (9, 0), (8, 0), (8, 9), (10, 0)

@@ -228,12 +228,12 @@ def test_version_and_rule_commands(cli):
 
 
 def test_internal_error_is_one_line_exit_two(workspace, write, cli, monkeypatch):
-    import kvlint.check
+    import kvlint.pipeline.check
 
     def explode(*_args, **_kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(kvlint.check, "run_check", explode)
+    monkeypatch.setattr(kvlint.pipeline.check, "run_check", explode)
     write("m.yaml", VALID_MANIFEST)
     result = cli(["check", "m.yaml"])
     assert result.exit_code == 2

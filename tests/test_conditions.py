@@ -15,7 +15,7 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
-from kvlint.analyze import analyze_deployment
+from kvlint.analysis import analyze_deployment
 from kvlint.conditions import compile_condition, json_equal
 from kvlint.rulebook import load_rulebook
 
@@ -38,7 +38,7 @@ def _example_facts():
 
 
 def _ablation_facts(text: str):
-    from kvlint.ablation import _analyze_variants, ablation_facts, expand
+    from kvlint.ablation.check import _analyze_variants, ablation_facts, expand
     from kvlint.load import load_text
 
     [document] = load_text(text, "ablation.yaml").documents

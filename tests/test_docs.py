@@ -1,7 +1,7 @@
 """docs/rules/ is generated from the rule files and must not go stale; `kvlint rule` and
 `kvlint rules` document every rule.
 
-Regenerate the pages with `kvlint rules --write-docs docs/rules` (or `python -m kvlint.docs`).
+Regenerate the pages with `kvlint rules --write-docs docs/rules` (or `python -m kvlint.report.rule_docs`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from conftest import REPO_ROOT, invoke
-from kvlint.docs import INDEX, render_rule_docs
+from kvlint.report.rule_docs import INDEX, render_rule_docs
 from kvlint.rulebook import DOCS_BASE, load_rulebook
 
 DOCS_DIR = REPO_ROOT / "docs" / "rules"
@@ -132,6 +132,6 @@ def test_write_docs_into_a_file_path_is_a_usage_error(workspace):
 
 def test_python_m_kvlint_docs(pages, tmp_path):
     out = tmp_path / "rules"
-    done = subprocess.run([sys.executable, "-m", "kvlint.docs", str(out)], capture_output=True, text=True, cwd=tmp_path)
+    done = subprocess.run([sys.executable, "-m", "kvlint.report.rule_docs", str(out)], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert {p.name: p.read_text(encoding="utf-8") for p in out.iterdir()} == pages

@@ -9,7 +9,7 @@ import pytest
 from jsonschema.validators import validator_for
 
 from conftest import VALID_MANIFEST
-from kvlint.check import CheckResult
+from kvlint.pipeline.check import CheckResult
 from kvlint.findings import Finding
 from kvlint.report.github import (
     ANNOTATION_LIMIT,

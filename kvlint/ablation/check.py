@@ -23,12 +23,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from kvlint.analyze import Analysis, analyze_deployment, manifest_path, rule_finding
+from kvlint.analysis import Analysis, analyze_deployment, manifest_path, rule_finding
 from kvlint.findings import Finding
 from kvlint.load import Document, escape_pointer_token
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kvlint.check import CheckContext
+    from kvlint.pipeline.check import CheckContext
 
 BASE_UNAVAILABLE = "KV703"
 

@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional
 
 import yaml
 
-from kvlint.ablation import _relative_config
+from kvlint.ablation.check import _relative_config
 
 _BASE_SECTIONS = ("engine", "hardware", "parallelism", "model", "kv_cache", "memory", "serving")
 _FIRST_BUCKET = 8192
@@ -165,8 +165,8 @@ def render_ablation_yaml(document: Dict[str, Any], source: str) -> str:
 
 def ablation_for_file(path: str, out: Optional[str], catalog_dirs=(), max_scale_overhead: float = 0.03) -> str:
     """The ablation YAML for the (single) Deployment in `path`; raises UsageError when there is none."""
-    from kvlint.analyze import analyze_deployment
-    from kvlint.check import UsageError, read_input
+    from kvlint.analysis import analyze_deployment
+    from kvlint.pipeline.check import UsageError, read_input
     from kvlint.load import load_bytes
 
     display, raw = read_input(path)

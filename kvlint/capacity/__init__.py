@@ -18,7 +18,7 @@ from kvlint.capacity.layout import (
     static_scales,
 )
 from kvlint.capacity.pool import PoolEstimate, sglang_pool, trtllm_pool, vllm_pool
-from kvlint.capacity.release import parse_release
+from kvlint.versions import parse_release
 from kvlint.capacity.result import (
     CapacityResult,
     Difference,

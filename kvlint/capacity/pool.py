@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-from kvlint.capacity.release import Release
+from kvlint.versions import Release
 from kvlint.deployment import Deployment
 
 GiB = 1 << 30

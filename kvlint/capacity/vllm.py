@@ -37,7 +37,7 @@ from kvlint.capacity.layout import (
     requested_format,
 )
 from kvlint.capacity.pool import GiB, PoolEstimate
-from kvlint.capacity.release import Release, format_release
+from kvlint.versions import Release, format_release
 from kvlint.capacity.result import EngineCapacity, LayerGroupCapacity
 from kvlint.deployment import Deployment, LayerPlan
 
@@ -329,7 +329,7 @@ def vllm_capacity(deployment: Deployment, pool: PoolEstimate,
     """What vLLM `deployment.engine_version` would allocate and log on one GPU."""
     if deployment.model is None or not deployment.layers or pool.pool_bytes is None:
         return None
-    from kvlint.capacity.release import parse_release
+    from kvlint.versions import parse_release
 
     release = parse_release(deployment.engine_version)
     if release is None:

@@ -16,7 +16,7 @@ def load_catalogs(extra_dirs: Tuple[str, ...] = ()):
     from kvlint.catalog.engines import load_engine_catalog
     from kvlint.catalog.gpus import load_gpu_catalog
     from kvlint.catalog.models import load_model_catalog
-    from kvlint.resolve import Catalogs
+    from kvlint.resolve.fields import Catalogs
     from kvlint.resources import catalog_dir
 
     dirs = [catalog_dir(), *extra_dirs]

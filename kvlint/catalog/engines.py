@@ -19,7 +19,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import yaml
 
-from kvlint.catalog.versions import (
+from kvlint.versions import (
     VersionError,
     cc_text,
     parse_version,

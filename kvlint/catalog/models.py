@@ -130,7 +130,7 @@ class ModelEntry:
 
     @property
     def weight_bytes(self) -> Optional[int]:
-        """`weights_bytes()` as an attribute (what kvlint.resolve reads)."""
+        """`weights_bytes()` as an attribute (what kvlint.resolve.fields reads)."""
         return self.weights_bytes()
 
     def weights_bytes(self) -> Optional[int]:

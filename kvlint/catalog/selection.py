@@ -20,7 +20,7 @@ from kvlint.catalog.engines import (
     _eval_any,
     _guess_quantized,
 )
-from kvlint.catalog.versions import sm_name
+from kvlint.versions import sm_name
 
 _ALL_KINDS = ("platform", "mla", "kv_dtype", "head_size", "block_size", "compute_capability",
               "sinks", "per_head_scales")

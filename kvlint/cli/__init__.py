@@ -53,7 +53,7 @@ def _one_line(message: str) -> str:
 
 
 def _known_error_message(exc: Exception) -> str:
-    from kvlint.check import UsageError
+    from kvlint.pipeline.check import UsageError
     from kvlint.config import ConfigError
 
     if isinstance(exc, (UsageError, ConfigError)):
@@ -88,7 +88,7 @@ def _write(text: str, output_file: Optional[str]) -> None:
         try:
             Path(output_file).write_text(text, encoding="utf-8")
         except OSError as exc:
-            from kvlint.check import UsageError
+            from kvlint.pipeline.check import UsageError
 
             raise UsageError(f"cannot write {output_file}: {exc.strerror}") from None
     else:
@@ -117,8 +117,8 @@ def _setup(config_path: Optional[str], select, extend_select, ignore, fail_on, o
 
 
 def build_context(config):
-    from kvlint.analyze import semantic_analyzer
-    from kvlint.check import CheckContext, UsageError, enabled_codes
+    from kvlint.analysis import semantic_analyzer
+    from kvlint.pipeline.check import CheckContext, UsageError, enabled_codes
     from kvlint.rulebook import load_rulebook
 
     rulebook = load_rulebook(tuple(config.rules_dirs))
@@ -151,7 +151,7 @@ def build_context(config):
 @click.pass_context
 def check(ctx, paths, select, extend_select, ignore, output_format, output_file, sarif_file, fail_on, exit_zero, config_path, verbose):
     """Lint manifests: files, directories (recursing) or - for stdin."""
-    from kvlint.check import run_check
+    from kvlint.pipeline.check import run_check
 
     if verbose:
         ctx.obj["verbose"] = True
@@ -254,12 +254,12 @@ def rules(config_path: Optional[str], fmt: str, docs_dir: Optional[str]):
     config = load_config(config_path)
     book = list(load_rulebook(tuple(config.rules_dirs)))
     if docs_dir:
-        from kvlint.docs import write_rule_docs
+        from kvlint.report.rule_docs import write_rule_docs
 
         try:
             changed = write_rule_docs(book, Path(docs_dir))
         except OSError as exc:
-            from kvlint.check import UsageError
+            from kvlint.pipeline.check import UsageError
 
             raise UsageError(f"cannot write {docs_dir}: {exc.strerror}") from None
         click.echo(f"{len(changed)} page(s) written to {docs_dir} ({len(book)} rules)")
@@ -286,7 +286,7 @@ def schema(output: Optional[str], name: str):
 
 def _register_optional_commands() -> None:
     """Commands defined in their own modules (capacity, smoke, diff, ablate)."""
-    from kvlint import commands
+    from kvlint.cli import commands
 
     commands.register(main)
 

@@ -16,8 +16,8 @@ def _deployments(paths: Sequence[str], config) -> Tuple[List[Any], List[str]]:
     """
     from pathlib import Path
 
-    from kvlint.analyze import analyze_deployment, manifest_path
-    from kvlint.check import _display_path, discover_files, read_input
+    from kvlint.analysis import analyze_deployment, manifest_path
+    from kvlint.pipeline.check import _display_path, discover_files, read_input
     from kvlint.load import load_bytes
 
     analyses: List[Any] = []
@@ -40,7 +40,7 @@ def _deployments(paths: Sequence[str], config) -> Tuple[List[Any], List[str]]:
             for finding in validate_document(document):
                 problems.append(f"{finding.file}:{finding.line}:{finding.column}: {finding.code} {finding.message}")
             if data.get("kind") == "Ablation":
-                from kvlint.ablation import expand_for_capacity
+                from kvlint.ablation.check import expand_for_capacity
 
                 analyses.extend(expand_for_capacity(document, config))
                 continue
@@ -136,7 +136,7 @@ def register(group: click.Group) -> None:
         of a deployment drop by more than --max-capacity-regression percent.
         """
         from kvlint.cli import EXIT_FINDINGS, EXIT_OK, _setup, _write, build_context
-        from kvlint.diff import compare
+        from kvlint.diff.compare import compare
         from kvlint.report.diff_report import render_diff
 
         config = _setup(config_path, (), (), (), fail_on, None)
@@ -162,8 +162,8 @@ def register(group: click.Group) -> None:
         """
         from pathlib import Path
 
-        from kvlint.ablate import ablation_for_file
-        from kvlint.check import UsageError
+        from kvlint.ablation.write import ablation_for_file
+        from kvlint.pipeline.check import UsageError
         from kvlint.cli import EXIT_OK, _write
         from kvlint.config import load_config
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from kvlint.check import (
+from kvlint.pipeline.check import (
     _MANIFEST_MARKER,
     MANIFEST_SUFFIXES,
     CheckContext,
@@ -200,7 +200,7 @@ def _figures(capacity) -> CapacityFigures:
 
 def _analyse_side(files: Dict[str, Path], context: CheckContext, no_root: Path) -> _Side:
     """Run the check pipeline and the capacity stage on real paths; name files repo-relative."""
-    from kvlint.analyze import analyze_deployment
+    from kvlint.analysis import analyze_deployment
     from kvlint.load import load_bytes
 
     config = context.config
@@ -241,7 +241,7 @@ def _analyse_side(files: Dict[str, Path], context: CheckContext, no_root: Path) 
 
 def _ablation_analyses(document, config) -> list:
     try:
-        from kvlint.ablation import expand_for_capacity
+        from kvlint.ablation.check import expand_for_capacity
     except ImportError:  # pragma: no cover - ablations are optional for the diff
         return []
     return list(expand_for_capacity(document, config))
@@ -276,7 +276,7 @@ def _materialise_base(
     Mirrors `discover_files` on the working tree: suffixes, the apiVersion marker, hidden and
     tool directories skipped, `exclude` applied except to a path named on the command line.
     """
-    from kvlint.check import _SKIP_DIRS
+    from kvlint.pipeline.check import _SKIP_DIRS
     from kvlint.load import load_bytes
 
     manifests: Dict[str, Path] = {}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional
 
-from kvlint.diff import DeploymentDiff, DiffResult
+from kvlint.diff.compare import DeploymentDiff, DiffResult
 from kvlint.findings import Finding
 
 _METRICS = (

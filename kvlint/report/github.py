@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import List
 
-from kvlint.check import CheckResult
+from kvlint.pipeline.check import CheckResult
 from kvlint.findings import Finding
 
 ANNOTATION_LIMIT = 10  # per severity level and step (docs.github.com, workflow commands)

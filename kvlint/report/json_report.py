@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from kvlint.check import CheckResult
+from kvlint.pipeline.check import CheckResult
 
 
 def format_json(result: CheckResult) -> str:

@@ -4,7 +4,7 @@ One Markdown page per rule, named `{CODE}.md` so that each rule's `url`
 (`rulebook.DOCS_BASE + CODE + ".md"`) points at it, plus an index `README.md`. The page text is
 `format_rule_doc`, the same text `kvlint rule CODE` prints, so the two cannot drift apart.
 
-Regenerate with `kvlint rules --write-docs docs/rules` or `python -m kvlint.docs [DIR]`;
+Regenerate with `kvlint rules --write-docs docs/rules` or `python -m kvlint.report.rule_docs [DIR]`;
 tests/test_docs.py fails when a page on disk is stale or missing.
 """
 
@@ -92,12 +92,12 @@ def write_rule_docs(rulebook: Iterable, directory: Path) -> List[Path]:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """`python -m kvlint.docs [DIR]`: regenerate the built-in rule pages (default docs/rules)."""
+    """`python -m kvlint.report.rule_docs [DIR]`: regenerate the built-in rule pages (default docs/rules)."""
     from kvlint.rulebook import load_rulebook
 
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) > 1 or (args and args[0] in ("-h", "--help")):
-        print("usage: python -m kvlint.docs [DIR]   (default: docs/rules)", file=sys.stderr)
+        print("usage: python -m kvlint.report.rule_docs [DIR]   (default: docs/rules)", file=sys.stderr)
         return 2
     directory = Path(args[0]) if args else DEFAULT_DIR
     try:

@@ -7,7 +7,7 @@ from pathlib import Path, PurePath
 from typing import Any, Dict, List
 
 from kvlint import __version__
-from kvlint.check import CheckResult
+from kvlint.pipeline.check import CheckResult
 from kvlint.rulebook import Rulebook
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

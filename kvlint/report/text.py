@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence
 
-from kvlint.check import CheckResult
+from kvlint.pipeline.check import CheckResult
 from kvlint.findings import Finding
 from kvlint.rulebook import Rulebook
 

@@ -18,7 +18,7 @@ from kvlint.capacity.layout import (
     model_dtype_format,
 )
 from kvlint.deployment import LayerPlan, ModelGeometry, ScaleLayout
-from kvlint.resolve import (
+from kvlint.resolve.fields import (
     Catalogs,
     Resolution,
     _model_geometry,
@@ -205,7 +205,7 @@ class FactsBuilder:
     # -- the whole resolve ---------------------------------------------------------------------
 
     def resolve(self) -> Resolution:
-        from kvlint.compat import EngineView, scale_pairing
+        from kvlint.resolve.engine_view import EngineView, scale_pairing
 
         data = self.data
         engine_name = get(data, "engine", "name", kind=str) or ""

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from kvlint.capacity.layout import model_dtype_format
 from kvlint.deployment import GpuInfo, ModelGeometry, ScaleLayout
-from kvlint.resolve import Catalogs, get
+from kvlint.resolve.fields import Catalogs, get
 
 
 

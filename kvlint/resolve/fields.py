@@ -107,7 +107,7 @@ def _reason(exc: BaseException) -> str:
 
 
 def resolve(data: Dict[str, Any], file: str, manifest_path: Optional[Path], catalogs: Catalogs) -> Resolution:
-    from kvlint.facts import FactsBuilder
+    from kvlint.resolve.builder import FactsBuilder
 
     builder = FactsBuilder(data, file, manifest_path, catalogs)
     return builder.resolve()

@@ -6,17 +6,43 @@ schema (wrong types read as unknown), so one typo does not hide every other find
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set
 
+from kvlint.capacity import CapacityResult, compute
+from kvlint.catalog import load_catalogs
+from kvlint.config import Config
+from kvlint.deployment import Deployment
 from kvlint.findings import Finding
 from kvlint.load import Document
+from kvlint.resolve import resolve
+from kvlint.resolve.fields import get
+from kvlint.rulebook import Rulebook
 
-if TYPE_CHECKING:  # pragma: no cover
-    from kvlint.pipeline.check import CheckContext
-    from kvlint.capacity.result import CapacityResult
-    from kvlint.deployment import Deployment
+
+API_VERSION = "kvlint/v1"
+KINDS = ("Deployment", "Ablation")
+
+
+def manifest_kind(data: Any) -> Optional[str]:
+    """"Deployment" or "Ablation" for a kvlint/v1 manifest; None for anything else."""
+    if not isinstance(data, dict) or data.get("apiVersion") != API_VERSION:
+        return None
+    kind = data.get("kind")
+    return kind if kind in KINDS else None
+
+
+
+@dataclass
+class CheckContext:
+    """What checking a document needs besides the document: configuration, the rules, and which
+    of them are enabled; `display_root` is where reported paths are relative to."""
+
+    config: Config
+    rulebook: Rulebook
+    enabled: Set[str]
+    display_root: Path = field(default_factory=Path.cwd)
 
 
 @dataclass
@@ -32,15 +58,9 @@ def manifest_path(document: Document) -> Optional[Path]:
 
 def analyze_deployment(data: Dict[str, Any], file: str, path: Optional[Path], catalog_dirs=(), max_scale_overhead: float = 0.03) -> Analysis:
     """Resolve a Deployment manifest and compute its capacity and facts (no findings yet)."""
-    from kvlint.capacity import compute
-    from kvlint.catalog import load_catalogs
-    from kvlint.resolve.fields import resolve
-
     resolution = resolve(data, file, path, load_catalogs(tuple(catalog_dirs)))
     capacity = compute(resolution.deployment) if resolution.deployment is not None else None
     if capacity is not None and resolution.notes:
-        from dataclasses import replace
-
         # How resolve filled gaps (e.g. weight bytes from a parameter count) is an assumption too.
         capacity = replace(capacity, assumptions=tuple(resolution.notes) + capacity.assumptions)
     facts = resolution.facts
@@ -49,8 +69,6 @@ def analyze_deployment(data: Dict[str, Any], file: str, path: Optional[Path], ca
 
 
 def capacity_facts(capacity, facts: Dict[str, Any], data: Dict[str, Any], default_threshold: float) -> Dict[str, Any]:
-    from kvlint.resolve.fields import get
-
     if capacity is None:
         return {"available": False, "below_targets": []}
     checks = capacity.checks()
@@ -126,22 +144,6 @@ def capacity_facts(capacity, facts: Dict[str, Any], data: Dict[str, Any], defaul
             "pct": round(100.0 * over / planned, 1),
         }
     return out
-
-
-def semantic_analyzer(document: Document, context: CheckContext) -> List[Finding]:
-    data = document.data
-    if not isinstance(data, dict) or data.get("apiVersion") != "kvlint/v1":
-        return []
-    if data.get("kind") == "Ablation":
-        from kvlint.ablation.check import analyze_ablation
-
-        return analyze_ablation(document, context)
-    if data.get("kind") != "Deployment":
-        return []
-    analysis = analyze_deployment(
-        data, document.file, manifest_path(document), context.config.catalog_dirs, context.config.max_scale_overhead
-    )
-    return findings_from_facts(analysis.facts, document, context)
 
 
 def rule_finding(rule: Any, message: str, pointer: str, document: Document, prefer_key: bool = False) -> Finding:

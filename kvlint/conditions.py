@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
+from kvlint import pointer as json_pointer
+
 Predicate = Callable[[Any], bool]
 
 _TYPES: Dict[str, Predicate] = {
@@ -103,8 +105,7 @@ class _Compiler:
         if ref not in self.refs:
             self.refs[ref] = lambda v: compiled[0](v)  # placeholder for recursive references
             target: Any = self.root
-            for token in ref[1:].split("/")[1:]:
-                token = token.replace("~1", "/").replace("~0", "~")
+            for token in json_pointer.split(ref[1:]):
                 if not isinstance(target, Mapping) or token not in target:
                     raise _Unsupported(ref)
                 target = target[token]

@@ -10,6 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
+from kvlint.errors import ConfigError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -19,8 +20,6 @@ else:  # pragma: no cover - exercised on Python < 3.11
 CONFIG_FILES = ("kvlint.toml", "pyproject.toml")
 
 
-class ConfigError(Exception):
-    """A configuration problem: the CLI reports it on one line and exits 2."""
 
 
 @dataclass(frozen=True)

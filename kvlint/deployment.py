@@ -32,10 +32,33 @@ CacheFormatId = Literal[
     "trtllm_nvfp4",  # TensorRT-LLM: ceil(n/2) + ceil(n/16) bytes per n elements
     "sglang_fp4",  # SGLang fp4_e2m1: E2M1 data + one uint8 scale per 16 elements
     "fp8_ds_mla",  # vLLM FLASHMLA_SPARSE DeepSeek latent, 656 B per token per layer
+
 ]
 
 ScaleGranularity = Literal["per-tensor", "per-head", "per-token-head", "block"]
 ScaleSource = Literal["unit", "checkpoint", "warmup", "dynamic"]
+
+# Classes of cache formats (one definition; resolve, capacity and smoke read them here).
+UNQUANTIZED_FORMATS = frozenset({"bf16", "fp16", "fp32"})
+PER_TOKEN_HEAD_FORMATS = frozenset(
+    {"fp8_per_token_head", "int8_per_token_head", "int4_per_token_head"}
+)
+# Formats whose scales are static (per-tensor or per-head buffers outside the KV pool).
+STATIC_SCALE_FORMATS = frozenset({"fp8_e4m3", "fp8_e4m3fnuz", "fp8_e5m2", "int8"})
+# Block-scaled 4-bit formats: block scales are inline; a per-tensor global scale sits outside.
+BLOCK_SCALED_FORMATS = frozenset({"nvfp4", "trtllm_nvfp4", "sglang_fp4"})
+
+
+def model_dtype_format(model_dtype: Optional[str]) -> CacheFormatId:
+    """The storage format of a layer kept at the model dtype (vLLM skip layers: kv dtype "auto").
+
+    float32 checkpoints run in bfloat16 under vLLM's dtype "auto" (`_resolve_auto_dtype`
+    downcasts float32 to the platform's preferred dtype), so float32 maps to bf16.
+    """
+    if model_dtype in ("float16", "fp16", "half"):
+        return "fp16"
+    return "bf16"
+
 
 
 @dataclass(frozen=True)

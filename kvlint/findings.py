@@ -51,6 +51,10 @@ class Finding:
     def sort_key(self) -> tuple:
         return (self.file, self.line, self.column, self.code, self.message)
 
+    def one_line(self) -> str:
+        """file:line:column: CODE message"""
+        return f"{self.file}:{self.line}:{self.column}: {self.code} {self.message}"
+
     def with_location(self, span: Optional[Span]) -> Finding:
         if span is None:
             return self

@@ -9,11 +9,14 @@ finding, never an exception.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import yaml
 
+from kvlint.pointer import escape as pointer_escape
+from kvlint.errors import UsageError
 from kvlint.findings import Finding, Related, Span
 
 try:  # libyaml is much faster; fall back to the pure-Python parser when it is absent
@@ -97,10 +100,6 @@ class _Budget(Exception):
     def __init__(self, message: str, node: yaml.Node):
         super().__init__(message)
         self.node = node
-
-
-def escape_pointer_token(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
 
 
 def _span(node: yaml.Node) -> Span:
@@ -201,7 +200,7 @@ class _Builder:
                 )
                 continue
             key = str(self._scalar(key_node, pointer))
-            child = f"{pointer}/{escape_pointer_token(key)}"
+            child = f"{pointer}/{pointer_escape(key)}"
             if key in first_seen:
                 first = first_seen[key]
                 self.findings.append(
@@ -471,3 +470,14 @@ def _next_content_line(lines: List[str], number: int) -> Optional[int]:
         if stripped and not stripped.startswith("#"):
             return later + 1
     return None
+
+
+def read_input(path: str) -> Tuple[str, bytes]:
+    """(display name, bytes) of a file, or of stdin for "-"; an unreadable file is a usage error."""
+    if path == "-":
+        return "<stdin>", sys.stdin.buffer.read()
+    try:
+        with open(path, "rb") as handle:
+            return path, handle.read()
+    except OSError as exc:
+        raise UsageError(f"{path}: {exc.strerror}") from None

@@ -16,8 +16,10 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import yaml
 
 from kvlint.versions import version_matches as matches_specifier
+from kvlint import pointer as json_pointer
 from kvlint.findings import Finding
 from kvlint.resources import rules_dir
+from kvlint.errors import RuleError
 
 DOCS_BASE = "https://github.com/kvlint/kvlint/blob/main/docs/rules/"
 
@@ -27,8 +29,6 @@ except AttributeError:  # pragma: no cover
     _YamlLoader = yaml.SafeLoader
 
 
-class RuleError(Exception):
-    """A rule file that cannot be used (bad YAML, fails schemas/rule.json, duplicate code)."""
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,7 @@ class Rulebook:
                 continue
             holds = self.condition_predicate(rule)
             if rule.for_each:
-                items = _resolve_pointer(facts, rule.for_each)
+                items = json_pointer.resolve(facts, rule.for_each)
                 for item in items if isinstance(items, list) else []:
                     context = dict(facts)
                     context["item"] = item
@@ -204,19 +204,6 @@ def _format_value(value: Any) -> str:
 
 def render(template: str, context: Mapping[str, Any]) -> str:
     return _PLACEHOLDER.sub(lambda m: _format_value(_dig(context, m.group(1))), template)
-
-
-def _resolve_pointer(data: Any, pointer: str) -> Any:
-    current = data
-    for token in pointer.split("/")[1:]:
-        token = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(current, Mapping):
-            current = current.get(token)
-        elif isinstance(current, list) and token.isdigit() and int(token) < len(current):
-            current = current[int(token)]
-        else:
-            return None
-    return current
 
 
 def _rule_from_data(data: Mapping[str, Any], path: str, builtin: bool) -> Rule:

@@ -11,7 +11,8 @@ from functools import cache
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from kvlint.findings import Finding
-from kvlint.load import Document, escape_pointer_token
+from kvlint import pointer as json_pointer
+from kvlint.load import Document
 from kvlint.resources import schemas_dir
 from kvlint.units import size_hint
 
@@ -58,7 +59,7 @@ def validator_for(name: str) -> Any:
 
 
 def pointer_of(path: Iterable[Any]) -> str:
-    return "".join("/" + escape_pointer_token(str(part)) for part in path)
+    return json_pointer.join(path)
 
 
 def did_you_mean(word: str, choices: Sequence[str]) -> str:
@@ -137,7 +138,7 @@ def _convert(error: Any, document: Document) -> List[Finding]:
                 f"unknown property {key!r} {where}{did_you_mean(key, allowed)}"
                 + ("" if did_you_mean(key, allowed) else f" (allowed: {', '.join(allowed)})"),
                 document,
-                f"{pointer}/{escape_pointer_token(key)}",
+                pointer + json_pointer.join([key]),
                 True,
             )
             for key in extras
@@ -200,13 +201,19 @@ def validate_document(document: Document, schema_name: str = MANIFEST_SCHEMA) ->
                 False,
             )
         ]
+    return schema_findings(document.data, document, schema_name)
+
+
+def schema_findings(data: Any, located: Any, schema_name: str = MANIFEST_SCHEMA) -> List[Finding]:
+    """KV1xx findings of `data` against a schema, located through `located` (a `Document`, or
+    anything with its `file`, `index` and `span(pointer, prefer_key)`: an ablation variant maps
+    its pointers back into the ablation file)."""
     quick = fast_check(schema_name)
-    if quick is not None and quick(document.data):
+    if quick is not None and quick(data):
         return []
-    validator = validator_for(schema_name)
     findings: List[Finding] = []
-    for error in validator.iter_errors(document.data):
-        findings.extend(_convert(error, document))
+    for error in validator_for(schema_name).iter_errors(data):
+        findings.extend(_convert(error, located))
     return findings
 
 

@@ -7,7 +7,8 @@ import json
 import pytest
 import yaml
 
-from kvlint.catalog.gpus import CatalogError, GpuCatalog, load_gpu_catalog, normalize_gpu_name
+from kvlint.errors import CatalogError
+from kvlint.catalog.gpus import GpuCatalog, load_gpu_catalog, normalize_gpu_name
 from kvlint.deployment import GpuInfo
 from kvlint.resources import catalog_dir, schemas_dir
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kvlint.catalog.gpus import CatalogError
+from kvlint.errors import CatalogError
 from kvlint.catalog.models import ModelCatalog, load_model_catalog
 from kvlint.deployment import ModelGeometry
 from kvlint.resources import catalog_dir, schemas_dir

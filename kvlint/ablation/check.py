@@ -21,14 +21,13 @@ import copy
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from kvlint.analysis import Analysis, analyze_deployment, manifest_path, rule_finding
+from kvlint.analysis import Analysis, CheckContext, analyze_deployment, manifest_path, rule_finding
 from kvlint.findings import Finding
-from kvlint.load import Document, escape_pointer_token
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kvlint.pipeline.check import CheckContext
+from kvlint import pointer as json_pointer
+from kvlint.load import Document
+from kvlint.schema import MANIFEST_SCHEMA, schema_findings, validate_document
 
 BASE_UNAVAILABLE = "KV703"
 
@@ -65,16 +64,6 @@ def deep_merge(base: Any, overrides: Any) -> Any:
 # --- expansion --------------------------------------------------------------------------------
 
 
-def _pointer(tokens: Sequence[Any]) -> str:
-    return "".join("/" + escape_pointer_token(str(t)) for t in tokens)
-
-
-def _tokens(pointer: str) -> List[str]:
-    if not pointer:
-        return []
-    return [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
-
-
 def _reach(data: Any, tokens: Sequence[str]) -> Tuple[int, Any]:
     """How many leading tokens exist in data, and the value reached."""
     current = data
@@ -109,21 +98,21 @@ class Variant:
 
     def source_pointer(self, pointer: str) -> str:
         """The ablation-file pointer a pointer into the expanded deployment comes from."""
-        tokens = _tokens(pointer)
+        tokens = json_pointer.split(pointer)
         if not tokens:
             return self.name_pointer
         prefix = f"{self.pointer}/overrides"
         depth_o, reached_o = _reach(self.overrides, tokens)
         if depth_o == len(tokens) or (depth_o > 0 and not isinstance(reached_o, dict)):
             # set by the variant (a replaced list or scalar owns everything below it)
-            return prefix + _pointer(tokens)
+            return prefix + json_pointer.join(tokens)
         if not self.base_inline:
-            return prefix + _pointer(tokens) if depth_o > 0 else self.name_pointer
+            return prefix + json_pointer.join(tokens) if depth_o > 0 else self.name_pointer
         depth_b, _ = _reach(self.data_base, tokens)
         if depth_b == len(tokens) or depth_b > depth_o:
-            return "/base" + _pointer(tokens)
+            return "/base" + json_pointer.join(tokens)
         if depth_o > 0:  # absent from both: the variant's own section is the closer place
-            return prefix + _pointer(tokens)
+            return prefix + json_pointer.join(tokens)
         return self.name_pointer
 
     data_base: Dict[str, Any] = field(default_factory=dict)
@@ -140,7 +129,7 @@ class Expansion:
     variants: List[Variant] = field(default_factory=list)
 
 
-def _relative_config(base: Dict[str, Any], base_dir: Path, ablation_dir: Path) -> None:
+def rebase_model_config(base: Dict[str, Any], base_dir: Path, ablation_dir: Path) -> None:
     """model.config of a base loaded from another file is relative to that file: re-anchor it."""
     model = base.get("model")
     if isinstance(model, dict) and isinstance(model.get("config"), str) and not os.path.isabs(model["config"]):
@@ -153,8 +142,6 @@ def _relative_config(base: Dict[str, Any], base_dir: Path, ablation_dir: Path) -
 
 def _load_base_file(written: str, document: Document, expansion: Expansion) -> Optional[Dict[str, Any]]:
     from kvlint.load import load_bytes
-    from kvlint.schema import validate_document
-
     here = manifest_path(document)
     ablation_dir = here.parent if here is not None else Path.cwd()
     path = Path(written) if os.path.isabs(written) else ablation_dir / written
@@ -187,7 +174,7 @@ def _load_base_file(written: str, document: Document, expansion: Expansion) -> O
     for finding in validate_document(source):
         expansion.base_schema_errors.append((finding.pointer, finding.message))
     base = {k: copy.deepcopy(v) for k, v in source.data.items() if k not in ("apiVersion", "kind")}
-    _relative_config(base, path.parent, ablation_dir)
+    rebase_model_config(base, path.parent, ablation_dir)
     return base
 
 
@@ -465,14 +452,7 @@ class _VariantSource:
 
 
 def _deployment_schema_errors(data: Dict[str, Any], source: Any) -> List[Finding]:
-    from kvlint.schema import MANIFEST_SCHEMA, _convert, is_valid, validator_for
-
-    findings: List[Finding] = []
-    if is_valid(data, MANIFEST_SCHEMA):  # the common case; detailed errors only when needed
-        return findings
-    for error in validator_for(MANIFEST_SCHEMA).iter_errors(data):
-        findings.extend(_convert(error, source))
-    return findings
+    return schema_findings(data, source, MANIFEST_SCHEMA)
 
 
 def _variant_schema_findings(
@@ -554,8 +534,6 @@ def analyze_ablation(document: Document, context: CheckContext) -> List[Finding]
     if expansion.base is None:
         return findings
     analyzed = _analyze_variants(document, expansion, context.config.catalog_dirs, context.config.max_scale_overhead)
-    from kvlint.schema import validate_document
-
     reported = {f.pointer for f in validate_document(document)}
     located: List[Tuple[Variant, Finding, str]] = []
     for item in analyzed:

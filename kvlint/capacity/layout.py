@@ -15,7 +15,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from kvlint.deployment import CacheFormatId, Deployment, LayerGeometry, LayerPlan
+from kvlint.deployment import (
+    PER_TOKEN_HEAD_FORMATS,
+    STATIC_SCALE_FORMATS,
+    UNQUANTIZED_FORMATS,
+    CacheFormatId,
+    Deployment,
+    LayerGeometry,
+    LayerPlan,
+    model_dtype_format,
+)
 
 # Bytes per element of the K/V payload. INT4 and the FP4 formats pack two values per byte.
 _PAYLOAD_BYTES_PER_ELEMENT: Dict[str, float] = {
@@ -34,15 +43,6 @@ _PAYLOAD_BYTES_PER_ELEMENT: Dict[str, float] = {
     "sglang_fp4": 0.5,
     "fp8_ds_mla": 1,
 }
-
-UNQUANTIZED_FORMATS = frozenset({"bf16", "fp16", "fp32"})
-PER_TOKEN_HEAD_FORMATS = frozenset(
-    {"fp8_per_token_head", "int8_per_token_head", "int4_per_token_head"}
-)
-# Formats whose scales are static (per-tensor or per-head buffers outside the KV pool).
-STATIC_SCALE_FORMATS = frozenset({"fp8_e4m3", "fp8_e4m3fnuz", "fp8_e5m2", "int8"})
-# Block-scaled 4-bit formats: block scales are inline; a per-tensor global scale sits outside.
-BLOCK_SCALED_FORMATS = frozenset({"nvfp4", "trtllm_nvfp4", "sglang_fp4"})
 
 # vLLM FLASHMLA_SPARSE `fp8_ds_mla` record per token per layer
 # (vllm/v1/attention/backends/mla/flashmla_sparse.py L75-117 at v0.33.0): 512 FP8 NoPE values,
@@ -76,17 +76,6 @@ class TokenBytes:
 
     def times(self, n: int) -> TokenBytes:
         return TokenBytes(self.payload * n, self.scale * n)
-
-
-def model_dtype_format(model_dtype: Optional[str]) -> CacheFormatId:
-    """The storage format of a layer kept at the model dtype (vLLM skip layers: kv dtype "auto").
-
-    float32 checkpoints run in bfloat16 under vLLM's dtype "auto" (`_resolve_auto_dtype`
-    downcasts float32 to the platform's preferred dtype), so float32 maps to bf16.
-    """
-    if model_dtype in ("float16", "fp16", "half"):
-        return "fp16"
-    return "bf16"
 
 
 def format_token_bytes(fmt: str, layer: LayerGeometry, kv_heads: int) -> TokenBytes:

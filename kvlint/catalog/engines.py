@@ -19,6 +19,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import yaml
 
+from kvlint.errors import CatalogError
 from kvlint.versions import (
     VersionError,
     cc_text,
@@ -36,13 +37,6 @@ ENGINE_DISPLAY = {"vllm": "vLLM", "sglang": "SGLang", "tensorrt-llm": "TensorRT-
 Cc = Tuple[int, int]
 
 
-class CatalogError(Exception):
-    """A catalog file that cannot be read or does not match its schema."""
-
-    def __init__(self, file: Union[str, Path], message: str) -> None:
-        self.file = str(file)
-        self.message = message
-        super().__init__(f"{file}: {message}")
 
 
 # --------------------------------------------------------------------------- values
@@ -717,7 +711,7 @@ def _check_versions(doc: Mapping[str, Any], file: Path) -> None:
                 if section != "releases" and "versions" in entry:
                     version_matches("0", entry["versions"])
             except VersionError as exc:
-                raise CatalogError(file, f"/{section}/{i}/versions: {exc}") from None
+                raise CatalogError(f"/{section}/{i}/versions: {exc}", file) from None
 
 
 def load_engine_file(path: Path, validate: bool = True) -> Mapping[str, Any]:
@@ -726,16 +720,16 @@ def load_engine_file(path: Path, validate: bool = True) -> Mapping[str, Any]:
 
         doc = load_cached(path, lambda text: yaml.load(text, Loader=_Loader))
     except (OSError, yaml.YAMLError) as exc:
-        raise CatalogError(path, f"cannot read catalog file: {exc}") from None
+        raise CatalogError(f"cannot read catalog file: {exc}", path) from None
     if not isinstance(doc, dict):
-        raise CatalogError(path, "a catalog file must be a mapping with an `engine` key")
+        raise CatalogError("a catalog file must be a mapping with an `engine` key", path)
     if not validate:
         return doc
     errors = sorted(_validator().iter_errors(doc), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
         where = "/" + "/".join(str(p) for p in err.absolute_path)
-        raise CatalogError(path, f"{where}: {err.message}")
+        raise CatalogError(f"{where}: {err.message}", path)
     _check_versions(doc, path)
     return doc
 
@@ -765,7 +759,7 @@ def load_engine_catalog(dirs: Optional[Sequence[Union[str, Path]]] = None,
         if (d / "engines").is_dir():
             d = d / "engines"
         if not d.is_dir():
-            raise CatalogError(d, "catalog directory does not exist")
+            raise CatalogError("catalog directory does not exist", d)
         for path in sorted(list(d.glob("*.yaml")) + list(d.glob("*.yml"))):
             if path.stem in _OTHER_CATALOG_PARTS and path.parent.name != "engines":
                 continue  # a catalog-dir's gpus.yaml / models.yaml, read by their own loaders

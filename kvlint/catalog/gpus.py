@@ -21,6 +21,7 @@ import yaml
 
 from kvlint.deployment import GpuInfo
 from kvlint.resources import catalog_dir, schemas_dir
+from kvlint.errors import CatalogError
 
 try:  # libyaml is ~10x faster; fall back to the pure-Python loader where it is missing
     _SafeLoader: Any = yaml.CSafeLoader
@@ -31,13 +32,6 @@ PathLike = Union[str, Path]
 GPU_SCHEMA = "catalog-gpu.json"
 
 
-class CatalogError(Exception):
-    """A catalog file that cannot be used (bad YAML, schema violation, duplicate id)."""
-
-    def __init__(self, message: str, file: Optional[str] = None) -> None:
-        self.message = message
-        self.file = file
-        super().__init__(f"{file}: {message}" if file else message)
 
 
 @dataclass(frozen=True)

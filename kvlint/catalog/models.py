@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from kvlint.catalog.gpus import (
-    CatalogError,
     PathLike,
     Source,
     catalog_files,
     read_entry_file,
 )
+from kvlint.errors import CatalogError
 from kvlint.catalog.hf_config import ConfigError, attention_kind, build_layers, expand_pattern
 from kvlint.deployment import AttentionKind, ModelGeometry
 from kvlint.resources import catalog_dir

@@ -23,17 +23,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from kvlint.pipeline.check import (
-    _MANIFEST_MARKER,
-    MANIFEST_SUFFIXES,
-    CheckContext,
-    UsageError,
-    _excluded,
-    discover_files,
-    run_check,
-)
+from kvlint.analysis import manifest_kind
 from kvlint.config import Config
+from kvlint.errors import UsageError
 from kvlint.findings import Finding, severity_rank
+from kvlint.load import load_bytes
+from kvlint.pipeline.check import CheckContext, run_check
+from kvlint.pipeline.discovery import MANIFEST_SUFFIXES, discover_files
+from kvlint.pipeline.documents import analyses_of
 
 
 @dataclass(frozen=True)
@@ -200,9 +197,6 @@ def _figures(capacity) -> CapacityFigures:
 
 def _analyse_side(files: Dict[str, Path], context: CheckContext, no_root: Path) -> _Side:
     """Run the check pipeline and the capacity stage on real paths; name files repo-relative."""
-    from kvlint.analysis import analyze_deployment
-    from kvlint.load import load_bytes
-
     config = context.config
     real_to_relative = {str(path): relative for relative, path in files.items()}
     # run_check names a file relative to display_root when it can; an empty directory that holds
@@ -223,28 +217,16 @@ def _analyse_side(files: Dict[str, Path], context: CheckContext, no_root: Path) 
             data = document.data
             key = _document_key(data, document.index)
             names[(relative, document.index)] = key
-            if not isinstance(data, dict) or data.get("apiVersion") != "kvlint/v1":
-                continue
-            if data.get("kind") == "Ablation":
-                for analysis in _ablation_analyses(document, config):
-                    if analysis.capacity is not None:
-                        variant = analysis.facts.get("variant") or analysis.capacity.name
-                        capacities[(relative, f"{key}/{variant}")] = _figures(analysis.capacity)
-                continue
-            if data.get("kind") != "Deployment":
-                continue
-            analysis = analyze_deployment(data, relative, path, config.catalog_dirs, config.max_scale_overhead)
-            if analysis.capacity is not None:
-                capacities[(relative, key)] = _figures(analysis.capacity)
+            kind = manifest_kind(data)
+            for analysis in analyses_of(document, config, file=relative, path=path):
+                if analysis.capacity is None:
+                    continue
+                if kind == "Ablation":
+                    variant = analysis.facts.get("variant") or analysis.capacity.name
+                    capacities[(relative, f"{key}/{variant}")] = _figures(analysis.capacity)
+                else:
+                    capacities[(relative, key)] = _figures(analysis.capacity)
     return _Side(files=files, capacities=capacities, findings=findings, names=names)
-
-
-def _ablation_analyses(document, config) -> list:
-    try:
-        from kvlint.ablation.check import expand_for_capacity
-    except ImportError:  # pragma: no cover - ablations are optional for the diff
-        return []
-    return list(expand_for_capacity(document, config))
 
 
 def _referenced_paths(documents) -> Iterable[str]:
@@ -273,36 +255,24 @@ def _materialise_base(
 ) -> Dict[str, Path]:
     """Write the base version of each manifest (and the model configs it names) under base_root.
 
-    Mirrors `discover_files` on the working tree: suffixes, the apiVersion marker, hidden and
-    tool directories skipped, `exclude` applied except to a path named on the command line.
-    """
-    from kvlint.pipeline.check import _SKIP_DIRS
-    from kvlint.load import load_bytes
-
+    Every YAML/JSON file under the pathspecs is written out in its repository layout, then the
+    working tree's own discovery runs on the copy, so both sides pick manifests the same way
+    (suffixes, the apiVersion marker, hidden and tool directories, `exclude`)."""
     manifests: Dict[str, Path] = {}
     if commit is None:
         return manifests
-    for spec in pathspecs:
-        named = base_root / spec
-        exclude = tuple(p for p in base_config.exclude if not _excluded(named, (p,), base_config.root))
-        for relative in _base_files(commit, root, [spec]):
-            if relative in manifests or not relative.endswith(MANIFEST_SUFFIXES):
-                continue
-            target = base_root / relative
-            if relative != spec.rstrip("/"):  # walked into, not named: filter as the walk does
-                below = PurePosixPath(relative).relative_to(spec) if spec != "." else PurePosixPath(relative)
-                if any(part in _SKIP_DIRS or part.startswith(".") for part in below.parts[:-1]):
-                    continue
-                if _excluded(target, exclude, base_config.root):
-                    continue
-            raw = _show(commit, relative, root)
-            if raw is None:
-                continue
-            if relative != spec.rstrip("/") and not _MANIFEST_MARKER.search(raw[: 64 * 1024]):
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(raw)
-            manifests[relative] = target
+    for relative in _base_files(commit, root, pathspecs):
+        if not relative.endswith(MANIFEST_SUFFIXES):
+            continue
+        raw = _show(commit, relative, root)
+        if raw is None:
+            continue
+        target = base_root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(raw)
+    named = [str(base_root / spec) for spec in pathspecs if (base_root / spec).exists()]
+    for found in discover_files(named, base_config) if named else []:
+        manifests[Path(found).resolve().relative_to(base_root).as_posix()] = Path(found).resolve()
     # Files a manifest names relative to itself (model.config; an ablation's base manifest, and
     # what that names in turn) come along in their base version, so they resolve as they did.
     queue = list(manifests)

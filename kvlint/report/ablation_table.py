@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from kvlint.text import aligned_table
+
 from kvlint.report.capacity_table import human_bytes
 
 _STEP_NAMES = {
@@ -101,13 +103,7 @@ def _result_rows(analyses: Sequence[Any]) -> List[Tuple[str, List[str]]]:
 
 
 def _grid(header: List[str], rows: List[Tuple[str, List[str]]]) -> List[str]:
-    table = [header] + [[label] + cells for label, cells in rows]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    out = ["  ".join(c.ljust(w) for c, w in zip(header, widths)).rstrip(),
-           "  ".join("-" * w for w in widths)]
-    for row in table[1:]:
-        out.append("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
-    return out
+    return aligned_table(header, [[label] + cells for label, cells in rows])
 
 
 def render_ablation_table(analyses: Sequence[Any]) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Iterable, List, Optional, Sequence, Tuple
 
+from kvlint.text import aligned_table
+
 from kvlint.capacity.result import CapacityResult
 
 _UNITS = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10))
@@ -24,12 +26,7 @@ def _int(value: Optional[int]) -> str:
 
 
 def _rows(rows: Sequence[Tuple[str, str, str]], headers: Tuple[str, str, str]) -> List[str]:
-    widths = [max(len(r[i]) for r in list(rows) + [headers]) for i in range(3)]
-    line = "  ".join("-" * w for w in widths)
-    out = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip(), line]
-    for row in rows:
-        out.append("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
-    return out
+    return aligned_table(headers, rows)
 
 
 def render_one(result: CapacityResult) -> str:

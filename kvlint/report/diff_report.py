@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List, Optional
 
+from kvlint.text import markdown_cell
+
 from kvlint.diff.compare import DeploymentDiff, DiffResult
 from kvlint.findings import Finding
 
@@ -122,9 +124,6 @@ def format_text(result: DiffResult) -> str:
 # --- Markdown --------------------------------------------------------------------------------
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
 
 def _md_figure(deployment: DeploymentDiff, metric: str) -> str:
     text = _figure(deployment, metric).replace(" -> ", " → ")
@@ -145,7 +144,7 @@ def format_markdown(result: DiffResult) -> str:
     unchanged = len(result.deployments) - len(shown)
     verdict = _verdict(result)
     icon = ":x:" if result.fails() else ":white_check_mark:"
-    out = [f"## kvlint capacity diff against `{_cell(_base_label(result))}`", "", f"{icon} {_cell(verdict)}", ""]
+    out = [f"## kvlint capacity diff against `{markdown_cell(_base_label(result))}`", "", f"{icon} {markdown_cell(verdict)}", ""]
     if shown:
         out += [
             "| deployment | file | status | per-token bytes | KV tokens | max concurrency | new findings |",
@@ -153,7 +152,7 @@ def format_markdown(result: DiffResult) -> str:
         ]
         for d in shown:
             out.append(
-                f"| `{_cell(d.name)}` | `{_cell(d.file)}` | {d.status} | {_md_figure(d, 'per_token_bytes')} | "
+                f"| `{markdown_cell(d.name)}` | `{markdown_cell(d.file)}` | {d.status} | {_md_figure(d, 'per_token_bytes')} | "
                 f"{_md_figure(d, 'kv_cache_tokens')} | {_md_figure(d, 'max_concurrency')} | "
                 f"{_severity_counts(d.new_findings)} |"
             )
@@ -166,7 +165,7 @@ def format_markdown(result: DiffResult) -> str:
         out += ["### New findings", "", "| severity | location | rule | message |", "|---|---|---|---|"]
         for f in result.new_findings:
             rule = f"[{f.code}]({f.url}) {f.name}" if f.url else f"{f.code} {f.name}"
-            out.append(f"| {f.severity} | `{_cell(f.file)}:{f.line}:{f.column}` | {rule} | {_cell(f.message)} |")
+            out.append(f"| {f.severity} | `{markdown_cell(f.file)}:{f.line}:{f.column}` | {rule} | {markdown_cell(f.message)} |")
         out.append("")
     if result.fixed_findings:
         out += [f"{len(result.fixed_findings)} finding(s) of the base are gone: "

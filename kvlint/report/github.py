@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import List
 
+from kvlint.text import markdown_cell
+
 from kvlint.pipeline.check import CheckResult
 from kvlint.findings import Finding
 
@@ -37,7 +39,7 @@ def annotation(finding: Finding) -> str:
     return f"::{_LEVEL[finding.severity]} {','.join(props)}::{escape_data(finding.message)}"
 
 
-def format_github(result: CheckResult) -> str:
+def format_github(result: CheckResult, rulebook: object = None) -> str:
     lines: List[str] = []
     shown = {"error": 0, "warning": 0, "notice": 0}
     hidden = {"error": 0, "warning": 0, "notice": 0}
@@ -60,9 +62,6 @@ def format_github(result: CheckResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
 
 def markdown_summary(result: CheckResult) -> str:
     from kvlint.report.text import summary_line
@@ -72,8 +71,8 @@ def markdown_summary(result: CheckResult) -> str:
         out += ["| severity | location | rule | message |", "|---|---|---|---|"]
         for f in result.findings:
             out.append(
-                f"| {f.severity} | `{_cell(f.file)}:{f.line}:{f.column}` | "
-                f"[{f.code}]({f.url}) {f.name} | {_cell(f.message)} |"
+                f"| {f.severity} | `{markdown_cell(f.file)}:{f.line}:{f.column}` | "
+                f"[{f.code}]({f.url}) {f.name} | {markdown_cell(f.message)} |"
             )
         out.append("")
     return "\n".join(out) + "\n"

@@ -7,7 +7,7 @@ import json
 from kvlint.pipeline.check import CheckResult
 
 
-def format_json(result: CheckResult) -> str:
+def format_json(result: CheckResult, rulebook: object = None) -> str:
     document = {
         "version": 1,
         "summary": {

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence
 
+from kvlint.text import markdown_cell
+
 INDEX = "README.md"
 DEFAULT_DIR = Path("docs") / "rules"
 
@@ -39,9 +41,6 @@ def _family(code: str) -> str:
     return FAMILIES.get(code[:3], "Organisation rules" if not code.startswith("KV") else "Other")
 
 
-def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
-
 
 def render_index(rules: Sequence) -> str:
     lines: List[str] = [
@@ -62,7 +61,7 @@ def render_index(rules: Sequence) -> str:
             lines += [f"## {family}", "", "| code | name | severity | summary |", "|---|---|---|---|"]
             current = family
         lines.append(
-            f"| [{rule.code}]({page_name(rule)}) | `{rule.name}` | {rule.severity} | {_cell(rule.summary)} |"
+            f"| [{rule.code}]({page_name(rule)}) | `{rule.name}` | {rule.severity} | {markdown_cell(rule.summary)} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -30,7 +30,7 @@ def summary_line(result: CheckResult) -> str:
     )
 
 
-def format_concise(result: CheckResult) -> str:
+def format_concise(result: CheckResult, rulebook: Optional[Rulebook] = None) -> str:
     lines = [
         f"{f.file}:{f.line}:{f.column}: {f.code} [{f.severity}] {f.message}" for f in result.findings
     ]

@@ -8,20 +8,25 @@ rule never has to know how a fact was derived.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
-from kvlint.capacity.layout import (
+from kvlint.catalog import Catalogs
+from kvlint.units import parse_size
+from kvlint.deployment import (
     BLOCK_SCALED_FORMATS,
     PER_TOKEN_HEAD_FORMATS,
     UNQUANTIZED_FORMATS,
+    Deployment,
+    LayerPlan,
+    ModelGeometry,
+    ScaleLayout,
     model_dtype_format,
 )
-from kvlint.deployment import LayerPlan, ModelGeometry, ScaleLayout
+from kvlint.resolve.engine_view import EngineView, scale_pairing
 from kvlint.resolve.fields import (
-    Catalogs,
-    Resolution,
-    _model_geometry,
+    model_geometry,
     build_deployment,
     get,
     memory_plan,
@@ -30,6 +35,19 @@ from kvlint.resolve.fields import (
 )
 
 SLIDING_WINDOW = "sliding_window"
+
+
+@dataclass
+class Resolution:
+    deployment: Optional[Deployment]
+    facts: Dict[str, Any]
+    notes: List[str] = field(default_factory=list)
+
+
+def resolve(data: Dict[str, Any], file: str, manifest_path: Optional[Path], catalogs: Catalogs) -> Resolution:
+    """A manifest (possibly schema-invalid: wrong types read as unknown) plus the catalog ->
+    the `Deployment` capacity computes on and the facts document rules read."""
+    return FactsBuilder(data, file, manifest_path, catalogs).resolve()
 
 
 class FactsBuilder:
@@ -68,8 +86,6 @@ class FactsBuilder:
         if entry is None:
             facts["suggestions"] = self.catalogs.gpus.suggest(written)
             return None
-        from kvlint.units import parse_size
-
         override = parse_size(get(self.data, "hardware", "memory"))
         info = entry.info(override)
         facts.update(
@@ -88,7 +104,7 @@ class FactsBuilder:
         facts = self.facts["model"]
         facts["name"] = get(self.data, "model", "name", kind=str)
         facts["source"] = None
-        geometry = _model_geometry(self.data, self.manifest_path, self.catalogs, self.facts)
+        geometry = model_geometry(self.data, self.manifest_path, self.catalogs, self.facts)
         facts["known"] = geometry is not None
         facts["kv_scales"] = get(self.data, "model", "kv_scales", kind=str) or "none"
         if geometry is not None:
@@ -205,8 +221,6 @@ class FactsBuilder:
     # -- the whole resolve ---------------------------------------------------------------------
 
     def resolve(self) -> Resolution:
-        from kvlint.resolve.engine_view import EngineView, scale_pairing
-
         data = self.data
         engine_name = get(data, "engine", "name", kind=str) or ""
         version = str(get(data, "engine", "version") or "")

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from kvlint.capacity.layout import model_dtype_format
+from kvlint.deployment import model_dtype_format
 from kvlint.deployment import GpuInfo, ModelGeometry, ScaleLayout
-from kvlint.resolve.fields import Catalogs, get
+from kvlint.catalog import Catalogs
+from kvlint.catalog.selection import predict_backend
+from kvlint.resolve.fields import get
 
 
 
@@ -157,8 +159,6 @@ class EngineView:
                 facts[reason_key] = _sentence("; ".join(by_kind.get(kind, []))) or None
 
     def _predict(self, literal, gpu, geometry, per_head, sinks, block) -> Optional[str]:
-        from kvlint.catalog.selection import predict_backend
-
         selection = self.facts["selection"]
         if gpu is None:
             return None

@@ -1,4 +1,4 @@
-"""The `resolve` stage: a manifest plus the catalog becomes a `Deployment` and a facts document.
+"""Reading a manifest defensively, and the pieces of a `Deployment` that come straight from it.
 
 Resolve reads the manifest defensively (a document that failed the schema still resolves as far
 as it can: wrong types read as unknown), looks everything up in the catalog, and computes the
@@ -8,10 +8,11 @@ Rules never call the catalog; they read the facts document built here (kvlint/fa
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
+from kvlint.catalog import Catalogs
+from kvlint.catalog.hf_config import ConfigError, manifest_geometry_overrides, read_config
 from kvlint.deployment import (
     Deployment,
     GpuInfo,
@@ -44,31 +45,9 @@ def get(data: Any, *path: str, kind: Any = None, lo: Optional[float] = None, hi:
     return current
 
 
-@dataclass
-class Resolution:
-    deployment: Optional[Deployment]
-    facts: Dict[str, Any]
-    notes: List[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Catalogs:
-    engines: Any
-    gpus: Any
-    models: Any
-
-
-def load_catalogs(extra_dirs: Tuple[str, ...] = ()) -> Catalogs:
-    from kvlint.catalog import load_catalogs as _load
-
-    return _load(extra_dirs)
-
-
-def _model_geometry(
+def model_geometry(
     data: Dict[str, Any], manifest_path: Optional[Path], catalogs: Catalogs, facts: Dict[str, Any]
 ) -> Optional[ModelGeometry]:
-    from kvlint.catalog.hf_config import ConfigError, manifest_geometry_overrides, read_config
-
     name = get(data, "model", "name", kind=str) or ""
     model_facts = facts["model"]
     base: Optional[ModelGeometry] = None
@@ -104,13 +83,6 @@ def _model_geometry(
 def _reason(exc: BaseException) -> str:
     text = str(exc)
     return getattr(exc, "strerror", None) or text or type(exc).__name__
-
-
-def resolve(data: Dict[str, Any], file: str, manifest_path: Optional[Path], catalogs: Catalogs) -> Resolution:
-    from kvlint.resolve.builder import FactsBuilder
-
-    builder = FactsBuilder(data, file, manifest_path, catalogs)
-    return builder.resolve()
 
 
 def model_dtype(data: Dict[str, Any], geometry: Optional[ModelGeometry]) -> str:

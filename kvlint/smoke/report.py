@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, List
 
+from kvlint.text import aligned_table
+
 from kvlint.smoke.runner import DeploymentResult, GroupResult
 
 SCHEMA_VERSION = 1
@@ -62,9 +64,7 @@ def to_text(results: List[DeploymentResult], summary: Dict[str, Any]) -> str:
                     g.status,
                 ]
             )
-        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-        for row in rows:
-            lines.append("  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        lines.extend(aligned_table(rows[0], rows[1:], indent="  ", rule=False))
         for g in r.groups:
             for reason in g.failures:
                 lines.append(f"  FAIL {g.group}: {reason}")

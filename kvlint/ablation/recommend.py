@@ -14,7 +14,10 @@ from typing import Any, Dict, List, Optional
 
 import yaml
 
-from kvlint.ablation.check import _relative_config
+from kvlint.ablation.check import rebase_model_config
+from kvlint.analysis import analyze_deployment, manifest_kind
+from kvlint.errors import UsageError
+from kvlint.load import load_bytes, read_input
 
 _BASE_SECTIONS = ("engine", "hardware", "parallelism", "model", "kv_cache", "memory", "serving")
 _FIRST_BUCKET = 8192
@@ -73,7 +76,7 @@ def _literal(accepted: List[str], *preferred: str) -> str:
 def recommended_ablation(data: Dict[str, Any], facts: Dict[str, Any], source_dir: Path, out_dir: Path) -> Dict[str, Any]:
     """The ablation document for one Deployment manifest and its facts."""
     base: Dict[str, Any] = {k: copy.deepcopy(data[k]) for k in _BASE_SECTIONS if isinstance(data.get(k), dict)}
-    _relative_config(base, source_dir, out_dir)
+    rebase_model_config(base, source_dir, out_dir)
     engine = base.setdefault("engine", {})
     if engine.get("name") == "vllm" and engine.get("attention_backend", "auto") == "auto":
         # Static per-head scales need FLASH_ATTN (KV302); fixing it in the base keeps the
@@ -165,10 +168,6 @@ def render_ablation_yaml(document: Dict[str, Any], source: str) -> str:
 
 def ablation_for_file(path: str, out: Optional[str], catalog_dirs=(), max_scale_overhead: float = 0.03) -> str:
     """The ablation YAML for the (single) Deployment in `path`; raises UsageError when there is none."""
-    from kvlint.analysis import analyze_deployment
-    from kvlint.pipeline.check import UsageError, read_input
-    from kvlint.load import load_bytes
-
     display, raw = read_input(path)
     loaded = load_bytes(raw, display)
     fatal = [f for f in loaded.findings if f.code in ("KV001", "KV004")]
@@ -176,7 +175,7 @@ def ablation_for_file(path: str, out: Optional[str], catalog_dirs=(), max_scale_
         raise UsageError(f"{path}:{fatal[0].line}: {fatal[0].code} {fatal[0].message}")
     deployments = [
         d for d in loaded.documents
-        if isinstance(d.data, dict) and d.data.get("apiVersion") == "kvlint/v1" and d.data.get("kind") == "Deployment"
+        if manifest_kind(d.data) == "Deployment"
     ]
     if len(deployments) != 1:
         raise UsageError(f"{path}: holds {len(deployments)} kind: Deployment documents; kvlint ablate needs exactly one")

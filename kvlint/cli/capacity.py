@@ -1,0 +1,57 @@
+"""`kvlint capacity`: the corrected KV capacity of each manifest."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, List
+
+import click
+
+from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, config_option, write_output
+from kvlint.config import load_config
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", help="Readable table or JSON.")
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False), help="Write to a file instead of stdout.")
+@config_option
+def capacity(paths, fmt, output_file, config_path):
+    """Print the corrected KV capacity of each manifest."""
+    # Imported on use: only the capacity-like commands resolve deployments.
+    from kvlint.pipeline.documents import deployment_analyses
+
+    config = load_config(config_path)
+    analyses, problems = deployment_analyses(paths, config)
+    for problem in problems:
+        click.echo(f"kvlint capacity: {problem}", err=True)
+    if fmt == "json":
+        documents = []
+        for analysis in analyses:
+            if analysis.capacity is None:
+                continue
+            entry = analysis.capacity.to_json()
+            variant = analysis.facts.get("variant")
+            if variant:
+                entry["variant"] = variant
+            documents.append(entry)
+        write_output(json.dumps(documents, indent=2) + "\n", output_file)
+    else:
+        from kvlint.report.ablation_table import render_ablation_table
+        from kvlint.report.capacity_table import render_capacity_text
+
+        # Consecutive variants of one ablation go side by side; deployments stay one block each.
+        blocks: List[str] = []
+        group: List[Any] = []
+        for analysis in analyses + [None]:
+            key = analysis.facts.get("ablation_id") if analysis is not None else None
+            if group and key != group[0].facts.get("ablation_id"):
+                blocks.append(render_ablation_table(group))
+                group = []
+            if key is not None:
+                group.append(analysis)
+            elif analysis is not None and analysis.capacity is not None:
+                blocks.append(render_capacity_text([analysis.capacity]))
+        write_output("\n".join(blocks), output_file)
+    sys.exit(EXIT_FINDINGS if problems else EXIT_OK)

@@ -1,0 +1,89 @@
+"""One document -> its analyses and findings, for both manifest kinds, in one place.
+
+`check`, `capacity`, `smoke` and `diff` all go through `analyses_of` / `analyze_document`, so a
+`kind: Ablation` is expanded into its variants the same way everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
+
+from kvlint.ablation.check import analyze_ablation, expand_for_capacity
+from kvlint.analysis import (
+    API_VERSION,
+    Analysis,
+    CheckContext,
+    analyze_deployment,
+    findings_from_facts,
+    manifest_kind,
+    manifest_path,
+)
+from kvlint.config import Config
+from kvlint.findings import Finding
+from kvlint.load import Document, load_bytes, read_input
+from kvlint.pipeline.discovery import discover_files, display_path
+from kvlint.schema import validate_document
+
+@dataclass
+class DocumentAnalysis:
+    findings: List[Finding] = field(default_factory=list)
+
+
+def analyze_document(document: Document, context: CheckContext) -> DocumentAnalysis:
+    """Resolve, capacity and rule findings of one loaded document (schema findings come first,
+    from the check loop)."""
+    kind = manifest_kind(document.data)
+    if kind == "Ablation":
+        return DocumentAnalysis(analyze_ablation(document, context))
+    if kind != "Deployment":
+        return DocumentAnalysis()
+    config = context.config
+    analysis = analyze_deployment(
+        document.data, document.file, manifest_path(document), config.catalog_dirs, config.max_scale_overhead
+    )
+    return DocumentAnalysis(findings_from_facts(analysis.facts, document, context))
+
+
+def analyses_of(document: Document, config: Config, file: Optional[str] = None, path: Optional[Path] = None) -> List[Analysis]:
+    """Capacity analyses of one document: one per Deployment, one per ablation variant in order.
+
+    `file` names the document in the analyses (default: the document's own name) and `path` is
+    where relative `model.config` paths resolve from (default: the document's file)."""
+    kind = manifest_kind(document.data)
+    if kind == "Ablation":
+        return expand_for_capacity(document, config)
+    if kind != "Deployment":
+        return []
+    return [
+        analyze_deployment(
+            document.data,
+            file if file is not None else document.file,
+            path if path is not None else manifest_path(document),
+            config.catalog_dirs,
+            config.max_scale_overhead,
+        )
+    ]
+
+
+def deployment_analyses(paths: Sequence[str], config: Config) -> Tuple[List[Analysis], List[str]]:
+    """(analyses, problems) for every manifest under paths, for `kvlint capacity` and `smoke`.
+
+    The figures still come out for a document with schema errors (resolve reads invalid values
+    as unknown), but each such error is a one-line problem, so the command exits 1; `kvlint
+    check` explains them in full."""
+    analyses: List[Analysis] = []
+    problems: List[str] = []
+    for path in discover_files(list(paths), config):
+        display, raw = read_input(path)
+        loaded = load_bytes(raw, display_path(display, Path.cwd()))
+        for finding in loaded.findings:
+            if finding.code in ("KV001", "KV004"):
+                problems.append(finding.one_line())
+        for document in loaded.documents:
+            if not isinstance(document.data, dict) or document.data.get("apiVersion") != API_VERSION:
+                continue
+            problems.extend(f.one_line() for f in validate_document(document))
+            analyses.extend(analyses_of(document, config))
+    return analyses, problems

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 from kvlint.errors import ConfigError
+from kvlint.schema import is_valid, validator_for
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -88,8 +89,6 @@ def load_config(explicit: Optional[str] = None, start: Optional[Path] = None) ->
 
 
 def from_table(table: Dict[str, Any], path: Path) -> Config:
-    from kvlint.schema import is_valid, validator_for
-
     problems = [] if is_valid(table, "config.json") else sorted(
         validator_for("config.json").iter_errors(table), key=lambda e: list(e.path)
     )

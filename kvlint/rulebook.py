@@ -19,7 +19,10 @@ from kvlint.versions import version_matches as matches_specifier
 from kvlint import pointer as json_pointer
 from kvlint.findings import Finding
 from kvlint.resources import rules_dir
+from kvlint.conditions import compile_condition
+from kvlint.datacache import load_cached, load_cached_group
 from kvlint.errors import RuleError
+from kvlint.schema import first_error
 
 DOCS_BASE = "https://github.com/kvlint/kvlint/blob/main/docs/rules/"
 
@@ -132,8 +135,6 @@ class Rulebook:
         """A callable facts -> bool: compiled when possible, else jsonschema's is_valid."""
         predicate = self._validators.get(rule.code)
         if predicate is None:
-            from kvlint.conditions import compile_condition
-
             predicate = compile_condition(rule.condition)
             if predicate is None:
                 from jsonschema import Draft202012Validator
@@ -232,15 +233,11 @@ def _rule_from_data(data: Mapping[str, Any], path: str, builtin: bool) -> Rule:
 
 
 def read_rule_file(path: Path, validate: bool) -> Rule:
-    from kvlint.datacache import load_cached
-
     try:
         data = load_cached(path, lambda text: yaml.load(text, Loader=_YamlLoader))
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
         raise RuleError(f"{path}: cannot read rule file: {exc}") from None
     if validate:
-        from kvlint.schema import first_error
-
         problem = first_error(data, "rule.json")
         if problem:
             raise RuleError(f"{path}: invalid rule file: {problem}")
@@ -258,8 +255,6 @@ def load_rulebook(extra_dirs: Tuple[str, ...] = ()) -> Rulebook:
     """Built-in rules (validated by the test suite) plus organisation rules (validated here)."""
     book = Rulebook()
     builtin = rule_files(rules_dir())
-    from kvlint.datacache import load_cached_group
-
     try:
         parsed = load_cached_group(builtin, lambda text: yaml.load(text, Loader=_YamlLoader))
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:

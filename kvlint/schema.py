@@ -15,6 +15,7 @@ from kvlint import pointer as json_pointer
 from kvlint.load import Document
 from kvlint.resources import schemas_dir
 from kvlint.units import size_hint
+from kvlint.conditions import compile_condition
 
 MANIFEST_SCHEMA = "manifest.v1.json"
 
@@ -46,8 +47,6 @@ def fast_check(name: str) -> Any:
     Valid documents, the common case, never import jsonschema; invalid ones go through
     `validator_for` to get jsonschema's detailed errors.
     """
-    from kvlint.conditions import compile_condition
-
     return compile_condition(load_schema(name))
 
 

@@ -38,12 +38,12 @@ def _example_facts():
 
 
 def _ablation_facts(text: str):
-    from kvlint.ablation.check import _analyze_variants, ablation_facts, expand
+    from kvlint.ablation.check import analyze_variants, ablation_facts, expand
     from kvlint.load import load_text
 
     [document] = load_text(text, "ablation.yaml").documents
     expansion = expand(document)
-    analyzed = _analyze_variants(document, expansion, (), 0.03)
+    analyzed = analyze_variants(document, expansion, (), 0.03)
     return ablation_facts(expansion, analyzed, "ablation.yaml")
 
 

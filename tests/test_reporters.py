@@ -236,8 +236,8 @@ def test_concise_format(two_files, cli):
 
 
 def test_sarif_uri_relative_inside_and_absolute_outside_the_run_directory() -> None:
-    from kvlint.report.sarif import _artifact
+    from kvlint.report.sarif import artifact_location
 
-    assert _artifact("deploy/llama.yaml") == {"uri": "deploy/llama.yaml", "uriBaseId": "%SRCROOT%"}
-    outside = _artifact("/srv/manifests/llama.yaml")
+    assert artifact_location("deploy/llama.yaml") == {"uri": "deploy/llama.yaml", "uriBaseId": "%SRCROOT%"}
+    outside = artifact_location("/srv/manifests/llama.yaml")
     assert outside == {"uri": "file:///srv/manifests/llama.yaml"}

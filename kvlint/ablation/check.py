@@ -423,7 +423,7 @@ def ablation_facts(expansion: Expansion, analyzed: Sequence[AnalyzedVariant], fi
 # --- analysis ---------------------------------------------------------------------------------
 
 
-def _analyze_variants(document: Document, expansion: Expansion, catalog_dirs, max_scale_overhead: float) -> List[AnalyzedVariant]:
+def analyze_variants(document: Document, expansion: Expansion, catalog_dirs, max_scale_overhead: float) -> List[AnalyzedVariant]:
     out: List[AnalyzedVariant] = []
     for variant in expansion.variants:
         analysis = analyze_deployment(variant.data, document.file, manifest_path(document), catalog_dirs, max_scale_overhead)
@@ -533,7 +533,7 @@ def analyze_ablation(document: Document, context: CheckContext) -> List[Finding]
         ))
     if expansion.base is None:
         return findings
-    analyzed = _analyze_variants(document, expansion, context.config.catalog_dirs, context.config.max_scale_overhead)
+    analyzed = analyze_variants(document, expansion, context.config.catalog_dirs, context.config.max_scale_overhead)
     reported = {f.pointer for f in validate_document(document)}
     located: List[Tuple[Variant, Finding, str]] = []
     for item in analyzed:
@@ -553,5 +553,5 @@ def expand_for_capacity(document: Document, config) -> List[Analysis]:
     expansion = expand(document)
     if expansion.base is None:
         return []
-    analyzed = _analyze_variants(document, expansion, config.catalog_dirs, config.max_scale_overhead)
+    analyzed = analyze_variants(document, expansion, config.catalog_dirs, config.max_scale_overhead)
     return [item.analysis for item in analyzed]

@@ -27,6 +27,8 @@ from kvlint.capacity.result import (
 )
 from kvlint.capacity.vllm import LATEST_KNOWN, vllm_capacity
 from kvlint.deployment import Deployment
+from kvlint.capacity.sglang import sglang_capacity
+from kvlint.capacity.trtllm import trtllm_capacity
 
 __all__ = [
     "CapacityResult",
@@ -44,14 +46,10 @@ def _engine(deployment: Deployment, notes: List[str]) -> Optional[EngineCapacity
         notes.extend(pool.assumptions)
         return vllm_capacity(deployment, pool, notes)
     if deployment.engine == "sglang":
-        from kvlint.capacity.sglang import sglang_capacity  # each engine's model loads on use
-
         pool = sglang_pool(deployment)
         notes.extend(pool.assumptions)
         return sglang_capacity(deployment, pool, notes)
     if deployment.engine == "tensorrt-llm":
-        from kvlint.capacity.trtllm import trtllm_capacity
-
         pool = trtllm_pool(deployment)
         notes.extend(pool.assumptions)
         return trtllm_capacity(deployment, pool, notes)

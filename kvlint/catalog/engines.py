@@ -20,6 +20,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import yaml
 
 from kvlint.errors import CatalogError
+from kvlint.datacache import load_cached
+from kvlint.resources import catalog_dir, schemas_dir
 from kvlint.versions import (
     VersionError,
     cc_text,
@@ -220,7 +222,7 @@ def _eval_one(cond: Mapping[str, Any], q: Query) -> Optional[bool]:
     return None if unknown else True
 
 
-def _eval_any(conds: Union[Mapping[str, Any], Sequence[Mapping[str, Any]], None], q: Query) -> Optional[bool]:
+def eval_any(conds: Union[Mapping[str, Any], Sequence[Mapping[str, Any]], None], q: Query) -> Optional[bool]:
     if conds is None:
         return True
     if isinstance(conds, Mapping):
@@ -235,7 +237,7 @@ def _eval_any(conds: Union[Mapping[str, Any], Sequence[Mapping[str, Any]], None]
 
 def _first_variant(variants: Sequence[Mapping[str, Any]], q: Query) -> Optional[Mapping[str, Any]]:
     for v in variants or ():
-        if _eval_any(v.get("when"), q) is True:
+        if eval_any(v.get("when"), q) is True:
             return v
     return None
 
@@ -307,7 +309,7 @@ class BackendInfo:
             return None
         q = Query(self.version, cc=gpu_cc, head_size=head_size)
         for entry in self.flash_attn_versions:
-            if _eval_any(entry.get("when"), q) is True:
+            if eval_any(entry.get("when"), q) is True:
                 return int(entry["fa"])
         return None
 
@@ -339,10 +341,10 @@ class BackendInfo:
         if q.dtype not in self.listed_dtypes():
             probs.append(Problem("kv_dtype", self._gate_stage(), "", self.sources))
         for c in self._constraints():
-            if _eval_any(c.get("applies"), q) is not True:
+            if eval_any(c.get("applies"), q) is not True:
                 continue
             req = c.get("require")
-            if req is not None and _eval_any(req, q) is not False:
+            if req is not None and eval_any(req, q) is not False:
                 continue
             probs.append(Problem(f"constraint:{c['id']}", c.get("stage", "select"), c["message"],
                                  _sources(c) or self.sources))
@@ -357,7 +359,7 @@ class BackendInfo:
         out = []
         for d in self.listed_dtypes():
             q = self._query(d, gpu_cc, head_size, None, platform, None,
-                            quantized_of.get(d, _guess_quantized(d)))
+                            quantized_of.get(d, guess_quantized(d)))
             if not any(p.stage in stages for p in self._dtype_problems(q, quantized_of)):
                 out.append(d)
         return tuple(out)
@@ -387,7 +389,7 @@ class BackendInfo:
         gate = self.data.get(name)
         if gate is None or isinstance(gate, bool):
             return gate, "", self.sources
-        ok = _eval_any(gate.get("require"), q)
+        ok = eval_any(gate.get("require"), q)
         return (True if ok is None else ok), gate.get("message", ""), _sources(gate) or self.sources
 
     # -- the check
@@ -403,7 +405,7 @@ class BackendInfo:
         message naming the release, the backend and the GPU.
         """
         if quantized is None and dtype_literal is not None:
-            quantized = _guess_quantized(dtype_literal)
+            quantized = guess_quantized(dtype_literal)
         if platform is None and gpu_cc is not None:
             platform = "cuda"  # only NVIDIA GPUs have a compute capability
         q = self._query(dtype_literal, gpu_cc, head_size, block_size, platform, has_sinks, quantized, aiter)
@@ -421,7 +423,7 @@ class BackendInfo:
         for p in self._dtype_problems(q, {}):
             if p.kind == "kv_dtype":
                 accepted = self.accepted_dtypes(gpu_cc, head_size, platform, stages=("select",))
-                shown = [d for d in accepted if _guess_quantized(d)] if quantized else list(accepted)
+                shown = [d for d in accepted if guess_quantized(d)] if quantized else list(accepted)
                 what = _join(shown) if shown else ("no quantized cache dtype" if quantized else "none")
                 extra = ""
                 if dtype_literal in self.accepted_dtypes(None, None, None, stages=()):
@@ -474,7 +476,7 @@ class BackendInfo:
         return Verdict(False, "; ".join(p.reason for p in probs), tuple(srcs), first.stage, tuple(probs))
 
 
-def _guess_quantized(literal: str) -> bool:
+def guess_quantized(literal: str) -> bool:
     return literal not in ("auto", "bfloat16", "float16", "bf16", "fp16", "float32", "half", "float")
 
 
@@ -522,7 +524,7 @@ class EngineRelease:
             return Verdict(False, f"{self.label} kv_cache_dtype {literal} is for {', '.join(info.platforms)} only",
                            info.sources, "init")
         if info.requires and gpu_cc is not None:
-            if _eval_any(list(info.requires), Query(self.version, platform, gpu_cc)) is False:
+            if eval_any(list(info.requires), Query(self.version, platform, gpu_cc)) is False:
                 return Verdict(False, f"{self.label} kv_cache_dtype {literal} does not run on {sm_name(gpu_cc)}: "
                                f"{info.requires_message}", info.sources, "init")
         return Verdict(True, f"{self.label} accepts kv_cache_dtype {literal}", info.sources)
@@ -687,8 +689,6 @@ _VALIDATOR: Dict[str, Any] = {}  # cache: the compiled schema validator
 
 
 def schema_path() -> Path:
-    from kvlint.resources import schemas_dir
-
     return schemas_dir() / "catalog-engine.json"
 
 
@@ -716,8 +716,6 @@ def _check_versions(doc: Mapping[str, Any], file: Path) -> None:
 
 def load_engine_file(path: Path, validate: bool = True) -> Mapping[str, Any]:
     try:
-        from kvlint.datacache import load_cached
-
         doc = load_cached(path, lambda text: yaml.load(text, Loader=_Loader))
     except (OSError, yaml.YAMLError) as exc:
         raise CatalogError(f"cannot read catalog file: {exc}", path) from None
@@ -735,8 +733,6 @@ def load_engine_file(path: Path, validate: bool = True) -> Mapping[str, Any]:
 
 
 def builtin_engines_dir() -> Path:
-    from kvlint.resources import catalog_dir
-
     return catalog_dir() / "engines"
 
 

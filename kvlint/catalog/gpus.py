@@ -22,6 +22,8 @@ import yaml
 from kvlint.deployment import GpuInfo
 from kvlint.resources import catalog_dir, schemas_dir
 from kvlint.errors import CatalogError
+from kvlint.datacache import load_cached
+from kvlint.catalog.index import build_alias_index
 
 try:  # libyaml is ~10x faster; fall back to the pure-Python loader where it is missing
     _SafeLoader: Any = yaml.CSafeLoader
@@ -59,8 +61,6 @@ class Source:
 
 
 def read_catalog_yaml(path: Path) -> Any:
-    from kvlint.datacache import load_cached
-
     try:
         return load_cached(path, lambda text: yaml.load(text, Loader=_SafeLoader))  # noqa: S506
     except yaml.YAMLError as error:
@@ -174,8 +174,6 @@ class GpuCatalog:
     """GPUs by id and alias. Lookups ignore case, spaces, hyphens and underscores."""
 
     def __init__(self, entries: Iterable[GpuEntry]) -> None:
-        from kvlint.catalog.index import build_alias_index
-
         self._entries, self._index = build_alias_index(entries, normalize_gpu_name)
 
     def __len__(self) -> int:

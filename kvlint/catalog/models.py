@@ -24,6 +24,7 @@ from kvlint.errors import CatalogError
 from kvlint.catalog.hf_config import ConfigError, attention_kind, build_layers, expand_pattern
 from kvlint.deployment import AttentionKind, ModelGeometry
 from kvlint.resources import catalog_dir
+from kvlint.catalog.index import build_alias_index
 
 MODEL_SCHEMA = "catalog-model.json"
 
@@ -155,8 +156,6 @@ def normalize_model_name(name: str) -> str:
 
 class ModelCatalog:
     def __init__(self, entries: Iterable[ModelEntry]) -> None:
-        from kvlint.catalog.index import build_alias_index
-
         self._entries, self._index = build_alias_index(entries, normalize_model_name)
         # "Llama-3.1-8B-Instruct" without the organisation, when that is unambiguous.
         by_base: Dict[str, List[str]] = {}

@@ -17,8 +17,8 @@ from kvlint.catalog.engines import (
     Query,
     Sources,
     Verdict,
-    _eval_any,
-    _guess_quantized,
+    eval_any,
+    guess_quantized,
 )
 from kvlint.versions import sm_name
 
@@ -63,7 +63,7 @@ def predict_backend(
         return None
     dtype_info = release.dtype(dtype_literal)
     if quantized is None:
-        quantized = dtype_info.quantized if dtype_info else _guess_quantized(dtype_literal)
+        quantized = dtype_info.quantized if dtype_info else guess_quantized(dtype_literal)
     cc = gpu_cc if platform == "cuda" else None
     guard_q = Query(release.version, platform, cc, head_size, dtype_literal, quantized, has_sinks,
                     block_size if block_size is not None else release.default("block_size"), None, aiter)
@@ -75,7 +75,7 @@ def predict_backend(
     for item in rule.order:
         name = item if isinstance(item, str) else item["backend"]
         guard = None if isinstance(item, str) else item.get("when")
-        if guard is not None and _eval_any(guard, guard_q) is not True:
+        if guard is not None and eval_any(guard, guard_q) is not True:
             continue
         backend = release.backend(name, platform=platform, is_mla=is_mla)
         if not first_choice:

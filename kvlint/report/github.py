@@ -6,12 +6,15 @@ more there are, and the job summary lists every finding.
 
 from __future__ import annotations
 
-from typing import List
+from typing import TYPE_CHECKING, List
 
 from kvlint.text import markdown_cell
 
-from kvlint.pipeline.check import CheckResult
 from kvlint.findings import Finding
+from kvlint.report.text import summary_line
+
+if TYPE_CHECKING:  # type-only: the reporters must not load the pipeline they report on
+    from kvlint.pipeline.check import CheckResult
 
 ANNOTATION_LIMIT = 10  # per severity level and step (docs.github.com, workflow commands)
 _LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
@@ -56,16 +59,12 @@ def format_github(result: CheckResult, rulebook: object = None) -> str:
                 f"::notice title=kvlint::GitHub shows only {ANNOTATION_LIMIT} {level} annotations "
                 f"per step; {count} more {level}s are listed in the job summary"
             )
-    from kvlint.report.text import summary_line
-
     lines.append(summary_line(result))
     return "\n".join(lines) + "\n"
 
 
 
 def markdown_summary(result: CheckResult) -> str:
-    from kvlint.report.text import summary_line
-
     out = ["## kvlint", "", summary_line(result), ""]
     if result.findings:
         out += ["| severity | location | rule | message |", "|---|---|---|---|"]

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 
-from kvlint.pipeline.check import CheckResult
+if TYPE_CHECKING:  # type-only: the reporters must not load the pipeline they report on
+    from kvlint.pipeline.check import CheckResult
+
 
 
 def format_json(result: CheckResult, rulebook: object = None) -> str:

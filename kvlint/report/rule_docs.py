@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence
 
 from kvlint.text import markdown_cell
+from kvlint.report.text import format_rule_doc
 
 INDEX = "README.md"
 DEFAULT_DIR = Path("docs") / "rules"
@@ -68,8 +69,6 @@ def render_index(rules: Sequence) -> str:
 
 def render_rule_docs(rulebook: Iterable) -> Dict[str, str]:
     """{file name: Markdown} for every rule in the rulebook plus the index page."""
-    from kvlint.report.text import format_rule_doc
-
     rules = sorted(rulebook, key=lambda r: r.code)
     pages: Dict[str, str] = {page_name(rule): format_rule_doc(rule) for rule in rules}
     pages[INDEX] = render_index(rules)

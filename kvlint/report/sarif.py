@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path, PurePath
-from typing import Any, Dict, List
+from typing import TYPE_CHECKING, Any, Dict, List
 
 from kvlint import __version__
-from kvlint.pipeline.check import CheckResult
 from kvlint.rulebook import Rulebook
+
+if TYPE_CHECKING:  # type-only: the reporters must not load the pipeline they report on
+    from kvlint.pipeline.check import CheckResult
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -30,7 +32,7 @@ def _rule_descriptor(rule) -> Dict[str, Any]:
     }
 
 
-def _artifact(file: str) -> Dict[str, Any]:
+def artifact_location(file: str) -> Dict[str, Any]:
     """Relative paths stay relative to %SRCROOT% (what code scanning expects); a file outside the
     directory kvlint ran in gets an absolute file:// URI; stdin gets its display name."""
     path = PurePath(file)
@@ -56,7 +58,7 @@ def format_sarif(result: CheckResult, rulebook: Rulebook) -> str:
             "locations": [
                 {
                     "physicalLocation": {
-                        "artifactLocation": _artifact(finding.file),
+                        "artifactLocation": artifact_location(finding.file),
                         "region": region,
                     }
                 }

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
-from kvlint.pipeline.check import CheckResult
 from kvlint.findings import Finding
 from kvlint.rulebook import Rulebook
+
+if TYPE_CHECKING:  # type-only: the reporters must not load the pipeline they report on
+    from kvlint.pipeline.check import CheckResult
 
 
 def _plural(count: int, word: str) -> str:

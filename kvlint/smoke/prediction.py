@@ -12,6 +12,8 @@ from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Tuple
 
 from kvlint.deployment import Deployment, LayerPlan
+from kvlint.capacity import layout
+from kvlint import capacity
 
 DEFAULT_BLOCK_SIZE = 16  # vLLM CacheConfig.DEFAULT_BLOCK_SIZE
 
@@ -38,8 +40,6 @@ class LayerGroup:
 
 
 def _effective_format(plan: LayerPlan, model_dtype: Optional[str]) -> str:
-    from kvlint.capacity import layout
-
     return layout.effective_format(plan, model_dtype)
 
 
@@ -117,22 +117,13 @@ def _engine_capacity(deployment: Deployment):
     """`kvlint.capacity.compute(deployment).engine`, or None where it cannot be had (then the
     layout formula alone, at the manifest's block size, is the prediction)."""
     try:
-        from kvlint import capacity
-    except ImportError:
-        return None
-    compute = getattr(capacity, "compute", None)
-    if compute is None:
-        return None
-    try:
-        return compute(deployment).engine
+        return capacity.compute(deployment).engine
     except Exception:  # the capacity stage reports its own problems; the smoke test needs the layout
         return None
 
 
 def group_token_bytes(deployment: Deployment, group: LayerGroup) -> int:
     """Predicted bytes of one token in every layer of the group, on one GPU (capacity's formula)."""
-    from kvlint.capacity import layout
-
     total = 0
     for plan in group.plans:
         tb = layout.format_token_bytes(group.cache_format, plan.geometry, group.kv_heads)

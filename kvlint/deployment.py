@@ -11,7 +11,7 @@ engine's literal to a format id is catalog data.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Optional, Tuple
+from typing import Any, FrozenSet, Literal, Mapping, Optional, Tuple
 
 AttentionKind = Literal["full", "sliding", "chunked"]
 
@@ -138,6 +138,9 @@ class MemoryPlan:
     non_kv_memory: Optional[int]  # per GPU; None means "estimate it"
     weights_bytes: Optional[int]  # whole model; capacity splits it across tp x pp
     default_memory_fraction: Optional[float] = None  # the release's default from the catalog
+    # Whether the release subtracts CUDA-graph memory from the KV budget (catalog default
+    # estimate_cudagraph_memory); None when the catalog does not say.
+    cuda_graphs_in_budget: Optional[bool] = None
 
 
 @dataclass(frozen=True)
@@ -172,6 +175,17 @@ class Deployment:
     env: Tuple[Tuple[str, str], ...] = ()
     # Engine knobs the capacity model needs, with their effective values.
     disable_hybrid_kv_cache_manager: bool = False
+    # How this engine release plans and logs its KV cache: the engine catalog's `defaults` and
+    # available `features` at `modelled_release` (the release itself when the catalog knows it,
+    # else the nearest catalogued one; `release_note` says so). Capacity reads release-dependent
+    # behaviour only from here, never from version numbers of its own.
+    modelled_release: Optional[str] = None
+    release_note: Optional[str] = None
+    release_defaults: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    release_features: FrozenSet[str] = frozenset()
+
+    def release_default(self, name: str, fallback: Any = None) -> Any:
+        return self.release_defaults.get(name, fallback)
 
     def kv_heads_per_gpu(self, layer: LayerGeometry) -> int:
         """vLLM ModelConfig.get_num_kv_heads: max(1, Hkv // tp); MLA latents are not split."""

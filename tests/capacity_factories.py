@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Iterable, Optional, Sequence, Tuple
 
+from kvlint.catalog import load_catalogs
+from kvlint.resolve.engine_view import EngineView
 from kvlint.deployment import (
     Deployment,
     GpuInfo,
@@ -95,16 +97,24 @@ def deployment(
     quantized = cache_format not in ("bf16", "fp16", "fp32")
     if device_memory is None and gpu is not None:
         device_memory = gpu.memory_bytes
+    # The release's behaviour as resolve would give it: the engine catalog's defaults/features.
+    view = EngineView(load_catalogs(()), engine, version, {"engine": {}})
+    fraction = view.default("gpu_memory_utilization" if engine == "vllm" else
+                            "mem_fraction_static" if engine == "sglang" else "free_gpu_memory_fraction")
+    cuda_graphs = view.default("estimate_cudagraph_memory")
     return Deployment(
         file="deploy.yaml", name="test", engine=engine, engine_version=version,
         requested_backend="auto", backend=None, gpu=gpu, tensor_parallel=tp,
         pipeline_parallel=pp, model=geometry, kv_dtype=kv_dtype or cache_format, layers=layers,
         scales=ScaleLayout(granularity if quantized else None, None),
         block_size=block_size, backend_block_size=backend_block_size,
-        memory=MemoryPlan(device_memory, gmu, kv_cache_memory, non_kv, weights),
+        memory=MemoryPlan(device_memory, gmu, kv_cache_memory, non_kv, weights,
+                          default_memory_fraction=fraction if isinstance(fraction, (int, float)) else None,
+                          cuda_graphs_in_budget=cuda_graphs if isinstance(cuda_graphs, bool) else None),
         max_model_len=max_model_len, max_num_seqs=None,
         max_num_batched_tokens=max_num_batched_tokens,
         env=env, disable_hybrid_kv_cache_manager=disable_hybrid,
+        **view.release_behaviour(),
     )
 
 

@@ -18,14 +18,13 @@ from kvlint.capacity.layout import (
     static_scales,
 )
 from kvlint.capacity.pool import PoolEstimate, sglang_pool, trtllm_pool, vllm_pool
-from kvlint.versions import parse_release
 from kvlint.capacity.result import (
     CapacityResult,
     Difference,
     EngineCapacity,
     LayerGroupCapacity,
 )
-from kvlint.capacity.vllm import LATEST_KNOWN, vllm_capacity
+from kvlint.capacity.vllm import vllm_capacity
 from kvlint.deployment import Deployment
 from kvlint.capacity.sglang import sglang_capacity
 from kvlint.capacity.trtllm import trtllm_capacity
@@ -41,8 +40,7 @@ __all__ = [
 
 def _engine(deployment: Deployment, notes: List[str]) -> Optional[EngineCapacity]:
     if deployment.engine == "vllm":
-        release = parse_release(deployment.engine_version) or LATEST_KNOWN
-        pool: PoolEstimate = vllm_pool(deployment, release)
+        pool: PoolEstimate = vllm_pool(deployment)
         notes.extend(pool.assumptions)
         return vllm_capacity(deployment, pool, notes)
     if deployment.engine == "sglang":

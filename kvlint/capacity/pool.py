@@ -14,7 +14,6 @@ import math
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
-from kvlint.versions import Release
 from kvlint.deployment import Deployment
 
 GiB = 1 << 30
@@ -89,20 +88,32 @@ def _start(deployment: Deployment) -> Tuple[Optional[PoolEstimate], int, List[st
     return None, device, _memory_basis_notes(deployment)
 
 
-def vllm_pool(deployment: Deployment, release: Release) -> PoolEstimate:
+VLLM_FALLBACK_MEMORY_FRACTION = 0.9  # vLLM's default before 0.20, for an engine the catalog lacks
+
+
+def _minor(version: Optional[str]) -> str:
+    """"0.20.1" -> "0.20" (how the memory note names a release)."""
+    return ".".join((version or "?").split(".")[:2])
+
+
+def vllm_pool(deployment: Deployment) -> PoolEstimate:
     """vLLM `determine_available_memory`: ceil(total * gmu) - non_kv_cache_memory - cudagraph.
 
-    gpu_memory_utilization defaults to 0.92 from 0.20 and 0.9 before; CUDA-graph memory is
-    subtracted from 0.20 (vllm.md §6.1)."""
+    The default gpu_memory_utilization and whether CUDA-graph memory comes out of the KV budget
+    are the release's catalog defaults (`gpu_memory_utilization`, `estimate_cudagraph_memory`;
+    vllm/config/cache.py and vllm/envs.py)."""
     settled, device, notes = _start(deployment)
     if settled is not None:
         return settled
     gmu = deployment.memory.gpu_memory_utilization
     if gmu is None:
         gmu = deployment.memory.default_memory_fraction
-        if gmu is None:  # a release the catalog does not know: the rule of thumb (vllm.md §0.1)
-            gmu = 0.92 if release >= (0, 20, 0) else 0.9
-        notes.append(f"gpu_memory_utilization defaulted to vLLM {release[0]}.{release[1]}'s {gmu}")
+        if gmu is None:  # an engine build the catalog gives no default for
+            gmu = VLLM_FALLBACK_MEMORY_FRACTION
+            notes.append(f"gpu_memory_utilization taken as {gmu}: the engine catalog gives no default "
+                         "for this release")
+        else:
+            notes.append(f"gpu_memory_utilization defaulted to vLLM {_minor(deployment.modelled_release)}'s {gmu}")
     weights = _weights_per_gpu(deployment, notes)
     if weights is None:
         return PoolEstimate(None, tuple(notes) + ("model weight size unknown: the KV pool "
@@ -112,7 +123,7 @@ def vllm_pool(deployment: Deployment, release: Release) -> PoolEstimate:
         non_kv = VLLM_NON_KV_ESTIMATE
         text = (f"non_kv_memory estimated as {non_kv / GiB:g} GiB per GPU (activation peak and "
                 f"non-torch memory; vLLM profiles the real value at start-up)")
-        if release >= (0, 20, 0):
+        if deployment.memory.cuda_graphs_in_budget:
             non_kv += VLLM_CUDAGRAPH_ESTIMATE
             text += (f" plus {VLLM_CUDAGRAPH_ESTIMATE / GiB:g} GiB of CUDA-graph memory, which "
                      "vLLM >= 0.20 subtracts from the KV budget")

@@ -37,25 +37,16 @@ from kvlint.capacity.layout import (
     requested_format,
 )
 from kvlint.capacity.pool import GiB, PoolEstimate
-from kvlint.versions import Release, format_release
 from kvlint.capacity.result import EngineCapacity, LayerGroupCapacity
 from kvlint.deployment import Deployment, LayerPlan
 
 DEFAULT_BLOCK_SIZE = 16  # vllm/config/cache.py CacheConfig.DEFAULT_BLOCK_SIZE
-LATEST_KNOWN = (0, 33, 0)
-
-# Releases where the behaviour changed (vllm.md §0.1 feature timeline and §11 errata).
-SKIP_LAYERS_FROM = (0, 19, 0)  # --kv-cache-dtype-skip-layers (PR #33695)
-PAGE_PADDING_FROM = (0, 20, 0)  # non-integer page ratios padded instead of NotImplementedError
-NEW_CAPACITY_LOG_FROM = (0, 21, 0)  # "GPU KV cache size" = int(concurrency * max_model_len)
-SKIP_BLOCK_ALIGN_FROM = (0, 25, 0)  # _align_heterogeneous_kv_block_size
-INT4_SLIDING_BUG = ((0, 25, 0), (0, 28, 0))  # SlidingWindowSpec sizes int4 per-token-head as int8
-INFLIGHT_BATCHES_FROM = (0, 26, 0)  # T_inflight = max_concurrent_batches * max_num_batched_tokens
-NULL_BLOCK_FIT_CHECK_FROM = (0, 33, 0)  # fit check uses avail - bytes_per_block
-# VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE: added default-off by vllm PR #21761
-# (before 0.11), flipped on by PR #29627; "0" in v0.11, "1" in v0.33 (models.md §3.6). The
-# release of the flip is not pinned down; 0.13 is an estimate, reported as an assumption.
-CHUNKED_HYBRID_DEFAULT_ON_FROM = (0, 13, 0)
+# Used only when the engine catalog gives no max_num_batched_tokens default (an organisation's
+# own engine build, say); vLLM's smallest `vllm serve` tier.
+FALLBACK_MAX_NUM_BATCHED_TOKENS = 2048
+# Release-dependent behaviour comes from the engine catalog through the Deployment
+# (`release_defaults`, `release_features`; rules/catalog/engines/vllm.yaml), never from version
+# numbers written here.
 CHUNKED_HYBRID_ENV = "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE"
 
 
@@ -99,27 +90,35 @@ def pp_layer_ranges(num_layers: int, pp: int) -> List[Tuple[int, int]]:
     return ranges
 
 
-def default_max_num_batched_tokens(deployment: Deployment) -> int:
-    """`vllm serve` default (engine/arg_utils.py L2975 at v0.33.0): >= 160 GiB: 16384;
-    >= 70 GiB and not A100/GB10: 8192; else 2048."""
-    memory = deployment.memory.device_memory_bytes or 0
+def default_max_num_batched_tokens(deployment: Deployment) -> Optional[int]:
+    """The `vllm serve` default for this GPU: the first tier of the catalog's
+    `max_num_batched_tokens` default whose memory floor the GPU reaches and whose excluded GPUs
+    it is not (vllm/engine/arg_utils.py). None when the catalog gives no tiers."""
+    tiers = (deployment.release_default("max_num_batched_tokens") or {}).get("tiers") or ()
+    gib = (deployment.memory.device_memory_bytes or 0) / GiB
     gpu_id = (deployment.gpu.id if deployment.gpu else "").lower()
-    gib = memory / GiB
-    if gib >= 160:
-        return 16384
-    if gib >= 70 and "a100" not in gpu_id and "gb10" not in gpu_id:
-        return 8192
-    return 2048
+    for tier in tiers:
+        if gib < tier.get("min_memory_gib", 0):
+            continue
+        if any(str(excluded).lower() in gpu_id for excluded in tier.get("exclude_gpus", ())):
+            continue
+        return int(tier["serve"])
+    return None
 
 
-def inflight_tokens(deployment: Deployment, release: Release, notes: List[str]) -> int:
+def inflight_tokens(deployment: Deployment, notes: List[str]) -> int:
     """Bound on tokens in flight, which sets each sliding/chunked layer's reservation."""
     mnbt = deployment.max_num_batched_tokens
     if mnbt is None:
         mnbt = default_max_num_batched_tokens(deployment)
-        notes.append(f"max_num_batched_tokens defaulted to {mnbt} (the `vllm serve` default "
-                     "for this GPU's memory)")
-    if release < INFLIGHT_BATCHES_FROM:
+        if mnbt is None:
+            mnbt = FALLBACK_MAX_NUM_BATCHED_TOKENS
+            notes.append(f"max_num_batched_tokens taken as {mnbt}: the engine catalog gives no default "
+                         "for this release")
+        else:
+            notes.append(f"max_num_batched_tokens defaulted to {mnbt} (the `vllm serve` default "
+                         "for this GPU's memory)")
+    if deployment.release_default("sliding_window_inflight_tokens") != "max_in_flight_tokens":
         return mnbt
     pp = max(1, deployment.pipeline_parallel)
     batches = 2 if pp == 1 else pp
@@ -138,7 +137,7 @@ def _blocks_per_request(spec: _LayerSpec, max_model_len: int, inflight: int) -> 
     return _cdiv(max_model_len, b)
 
 
-def _hybrid_disabled(deployment: Deployment, release: Release, specs: Sequence[_LayerSpec],
+def _hybrid_disabled(deployment: Deployment, specs: Sequence[_LayerSpec],
                      notes: List[str]) -> bool:
     if not any(s.kind in ("sliding", "chunked") for s in specs):
         return False
@@ -151,10 +150,10 @@ def _hybrid_disabled(deployment: Deployment, release: Release, specs: Sequence[_
         if CHUNKED_HYBRID_ENV in env:
             allowed = env[CHUNKED_HYBRID_ENV].strip().lower() in ("1", "true")
         else:
-            allowed = release >= CHUNKED_HYBRID_DEFAULT_ON_FROM
+            allowed = bool(deployment.release_default("chunked_local_attn_hybrid_default", False))
             notes.append(f"{CHUNKED_HYBRID_ENV} assumed {'1' if allowed else '0'} by default on "
-                         f"vLLM {format_release(release)} (default flipped to 1 at an unpinned "
-                         f"release, taken as {format_release(CHUNKED_HYBRID_DEFAULT_ON_FROM)})")
+                         f"vLLM {deployment.modelled_release} (the catalog's default; the release "
+                         "that flipped it to 1 is not pinned down)")
         if not allowed:
             notes.append("chunked-local attention disables the hybrid KV cache manager: every "
                          "layer is sized as full attention")
@@ -171,14 +170,16 @@ class _StagePlan:
     naive_bytes_per_token: int
 
 
-def _layer_specs(deployment: Deployment, release: Release, plans: Sequence[LayerPlan],
+def _layer_specs(deployment: Deployment, plans: Sequence[LayerPlan],
                  base_block: int, notes: List[str]) -> List[_LayerSpec]:
     model_dtype = deployment.model.dtype if deployment.model else None
     quant = requested_format(deployment)
+    skip_layers = "kv_cache_dtype_skip_layers" in deployment.release_features
+    int4_sliding_as_int8 = deployment.release_default("int4_sliding_page_sizing") == "int8"
     specs = []
     for plan in plans:
         geom = plan.geometry
-        skipped = plan.skipped and release >= SKIP_LAYERS_FROM
+        skipped = plan.skipped and skip_layers
         if skipped:
             fmt = model_dtype_format(model_dtype)
         elif plan.skipped:
@@ -187,17 +188,15 @@ def _layer_specs(deployment: Deployment, release: Release, plans: Sequence[Layer
             fmt = plan.cache_format
         heads = deployment.kv_heads_per_gpu(geom)
         sizing_fmt = fmt
-        if (fmt == "int4_per_token_head" and geom.kind == "sliding"
-                and INT4_SLIDING_BUG[0] <= release < INT4_SLIDING_BUG[1]):
+        if fmt == "int4_per_token_head" and geom.kind == "sliding" and int4_sliding_as_int8:
             sizing_fmt = "int8_per_token_head"
         tb = format_token_bytes(sizing_fmt, geom, heads)
         window = geom.window if geom.kind in ("sliding", "chunked") else None
         specs.append(_LayerSpec(geom.index, geom.kind, window, fmt, tb.total, base_block, skipped))
-    if any(p.skipped for p in plans) and release < SKIP_LAYERS_FROM:
-        notes.append(f"vLLM {format_release(release)} has no --kv-cache-dtype-skip-layers "
+    if any(p.skipped for p in plans) and not skip_layers:
+        notes.append(f"vLLM {deployment.modelled_release} has no --kv-cache-dtype-skip-layers "
                      "(added in 0.19): the skip set is ignored and every layer is quantized")
-    if any(s.fmt == "int4_per_token_head" and s.kind == "sliding" for s in specs) and (
-            INT4_SLIDING_BUG[0] <= release < INT4_SLIDING_BUG[1]):
+    if int4_sliding_as_int8 and any(s.fmt == "int4_per_token_head" and s.kind == "sliding" for s in specs):
         notes.append("vLLM 0.25-0.27 SlidingWindowSpec sizes int4_per_token_head pages as int8 "
                      "(payload not halved), so sliding pages are int8-sized (vllm.md §11)")
     return specs
@@ -252,16 +251,16 @@ def _group_record(members: Sequence[_LayerSpec], padding: int, max_model_len: in
     )
 
 
-def _plan_stage(deployment: Deployment, release: Release, plans: Sequence[LayerPlan],
+def _plan_stage(deployment: Deployment, plans: Sequence[LayerPlan],
                 max_model_len: int, inflight: int, notes: List[str]) -> _StagePlan:
     base_block = deployment.block_size or deployment.backend_block_size or DEFAULT_BLOCK_SIZE
-    specs = _layer_specs(deployment, release, plans, base_block, notes)
+    specs = _layer_specs(deployment, plans, base_block, notes)
     quant = requested_format(deployment)
     naive = sum(naive_token_bytes(quant or p.cache_format, p.geometry,
                                   deployment.kv_heads_per_gpu(p.geometry)) for p in plans)
-    if _hybrid_disabled(deployment, release, specs, notes):
+    if _hybrid_disabled(deployment, specs, notes):
         specs = [replace(s, kind="full", window=None) for s in specs]
-    if release >= SKIP_BLOCK_ALIGN_FROM:
+    if deployment.release_default("skip_layer_block_alignment") == "align_heterogeneous":
         specs = _align_skip_blocks(deployment, specs, base_block, notes)
     primary_block = max((s.block_size for s in specs if s.kind == "full"),
                         default=max(s.block_size for s in specs))
@@ -293,7 +292,7 @@ def _plan_stage(deployment: Deployment, release: Release, plans: Sequence[LayerP
             return _StagePlan((), 0, primary_block, error, naive)
         if max_page % s.page == 0:
             unified.append(replace(s, block_size=s.block_size * (max_page // s.page)))
-        elif release >= PAGE_PADDING_FROM and s.fmt != "fp8_ds_mla":
+        elif deployment.release_default("hybrid_page_unification") == "pad" and s.fmt != "fp8_ds_mla":
             unified.append(replace(s, page_padded=max_page))
         else:
             error = ("vLLM would fail at start-up: unify_kv_cache_spec_page_size raises "
@@ -329,19 +328,8 @@ def vllm_capacity(deployment: Deployment, pool: PoolEstimate,
     """What vLLM `deployment.engine_version` would allocate and log on one GPU."""
     if deployment.model is None or not deployment.layers or pool.pool_bytes is None:
         return None
-    from kvlint.versions import parse_release
-
-    release = parse_release(deployment.engine_version)
-    if release is None:
-        release = LATEST_KNOWN
-        notes.append(f"vLLM version {deployment.engine_version!r} not understood: "
-                     f"{format_release(LATEST_KNOWN)} rules applied")
-    elif release > LATEST_KNOWN:
-        notes.append(f"vLLM {format_release(release)} is newer than the last release modelled "
-                     f"({format_release(LATEST_KNOWN)}); its rules are applied")
-    elif release < (0, 11, 0):
-        notes.append(f"vLLM {format_release(release)} predates the releases modelled (0.11+); "
-                     "0.11 rules are applied")
+    if deployment.release_note:
+        notes.append(deployment.release_note)
 
     max_model_len = deployment.max_model_len
     if max_model_len is None:
@@ -351,7 +339,7 @@ def vllm_capacity(deployment: Deployment, pool: PoolEstimate,
             return None
         notes.append(f"max_model_len defaulted to the model's max_position_embeddings "
                      f"({max_model_len})")
-    inflight = inflight_tokens(deployment, release, notes) if any(
+    inflight = inflight_tokens(deployment, notes) if any(
         p.geometry.kind != "full" for p in deployment.layers) else None
     if deployment.block_size is None:
         if deployment.backend_block_size is not None:
@@ -368,7 +356,7 @@ def vllm_capacity(deployment: Deployment, pool: PoolEstimate,
         if not plans:
             continue
         local: List[str] = []
-        plan = _plan_stage(deployment, release, plans, max_model_len, inflight or 0, local)
+        plan = _plan_stage(deployment, plans, max_model_len, inflight or 0, local)
         if stage_index == 0 or not stage_notes:
             stage_notes = local
         blocks = (max(0, pool.pool_bytes) // plan.bytes_per_block) if plan.bytes_per_block else 0
@@ -394,15 +382,15 @@ def vllm_capacity(deployment: Deployment, pool: PoolEstimate,
 
     blocks_per_request = sum(g.blocks_per_request for g in plan.groups)
     concurrency = num_blocks / blocks_per_request if blocks_per_request else 0.0
-    if release >= NEW_CAPACITY_LOG_FROM:
+    if deployment.release_default("kv_cache_size_log_formula") == "max_concurrency_times_max_model_len":
         tokens = int(concurrency * max_model_len)
     else:
         tokens = (num_blocks // len(plan.groups)) * min(g.block_size for g in plan.groups)
         if len(plan.groups) > 1:
-            notes.append(f"vLLM {format_release(release)} logs 'GPU KV cache size' as "
+            notes.append(f"vLLM {deployment.modelled_release} logs 'GPU KV cache size' as "
                          "num_blocks // groups x min block size, which under-reports hybrid "
                          "models (fixed in 0.21); the concurrency figure is right")
-    usable = num_blocks - (1 if release >= NULL_BLOCK_FIT_CHECK_FROM else 0)
+    usable = num_blocks - (1 if deployment.release_default("kv_fit_check") == "num_blocks_minus_null_block" else 0)
     naive_tokens = (max(0, pool.pool_bytes) // plan.naive_bytes_per_token
                     if plan.naive_bytes_per_token else None)
     return EngineCapacity(

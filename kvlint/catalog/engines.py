@@ -610,6 +610,38 @@ class EngineCatalog:
             self._cache[key] = self._build(engine, str(version))
         return self._cache[key]
 
+    def modelled_release(self, engine: str, version: str) -> Tuple[Optional[EngineRelease], Optional[str]]:
+        """The catalogued release whose behaviour stands in for `version`, and a note when it is
+        not `version` itself: the newest catalogued release at or below it (a patch release the
+        catalog does not list), the newest for a newer or unreadable version, the oldest for an
+        older one. (None, None) when the catalog knows no release of the engine."""
+        exact = self.release(engine, version) if version else None
+        if exact is not None:
+            return exact, None
+        known = self.known_versions(engine) if engine in self.data else ()
+        if not known:
+            return None, None
+        label = ENGINE_DISPLAY.get(engine, engine)
+        try:
+            wanted = parse_version(version)
+        except VersionError:
+            return self.release(engine, known[-1]), (
+                f"{label} version {version!r} not understood: {known[-1]} rules applied")
+        base = parse_version(wanted.base_version)
+        if base != wanted and base.public in known or str(base) in known:
+            # A pre-release, dev build or local build of a catalogued release: the release it builds toward or from.
+            return self.release(engine, str(base)), (
+                f"{label} {version} is a build of {base}; {base} rules are applied")
+        if wanted > parse_version(known[-1]):
+            return self.release(engine, known[-1]), (
+                f"{label} {version} is newer than the last release modelled ({known[-1]}); its rules are applied")
+        if wanted < parse_version(known[0]):
+            return self.release(engine, known[0]), (
+                f"{label} {version} predates the releases modelled ({known[0]}+); {known[0]} rules are applied")
+        below = [v for v in known if parse_version(v) <= wanted]
+        return self.release(engine, below[-1]), (
+            f"{label} {version} is not in the catalog; {below[-1]} rules are applied")
+
     def entries(self, engine: str, section: str) -> Tuple[Mapping[str, Any], ...]:
         return tuple((self.data.get(engine) or {}).get(section, ()))
 

@@ -299,6 +299,7 @@ class FactsBuilder:
                 memory=memory,
                 max_model_len=max_model_len,
                 max_num_batched_tokens=get(data, "serving", "max_num_batched_tokens", kind=int, lo=1),
+                release_behaviour=view.release_behaviour(),
             )
         notes = [weights_note] if weights_note else []
         return Resolution(deployment=deployment, facts=self.facts, notes=notes)

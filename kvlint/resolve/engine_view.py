@@ -31,6 +31,10 @@ class EngineView:
         self.version = version
         self.facts = facts
         self.release = catalogs.engines.release(engine, version) if engine and version else None
+        # Capacity models every release, catalogued or not, by the nearest catalogued one.
+        self.modelled, self.modelled_note = (
+            catalogs.engines.modelled_release(engine, version) if engine else (None, None)
+        )
         known = catalogs.engines.known_versions(engine) if engine in catalogs.engines.engines() else ()
         facts["engine"].update(
             name=engine or None,
@@ -243,7 +247,19 @@ class EngineView:
                                            f"({self.facts['model']['kv_scales']}); the checkpoint's scales are used")
 
     def default(self, name: str) -> Any:
-        return self.release.default(name) if self.release is not None else None
+        """The release's catalog default; for a release the catalog lacks, the modelled one's."""
+        return self.modelled.default(name) if self.modelled is not None else None
+
+    def release_behaviour(self) -> Dict[str, Any]:
+        """What capacity needs to know about the (modelled) release, for `build_deployment`."""
+        if self.modelled is None:
+            return {}
+        return {
+            "modelled_release": self.modelled.version,
+            "release_note": self.modelled_note,
+            "release_defaults": {name: info.value for name, info in self.modelled.defaults.items()},
+            "release_features": frozenset(name for name, info in self.modelled.features.items() if info.available),
+        }
 
 
 def _sentence(text: Optional[str]) -> Optional[str]:

@@ -128,6 +128,7 @@ def memory_plan(
         (float(v) for v in (get(data, "memory", f, kind=(int, float), lo=1e-6, hi=1) for f in fields) if v is not None), None
     )
     fallback = default(default_name)
+    cuda_graphs = default("estimate_cudagraph_memory")
     return MemoryPlan(
         device_memory_bytes=gpu.memory_bytes if gpu else None,
         gpu_memory_utilization=written,
@@ -135,6 +136,7 @@ def memory_plan(
         non_kv_memory=parse_size(get(data, "memory", "non_kv_memory")),
         weights_bytes=weights,
         default_memory_fraction=float(fallback) if isinstance(fallback, (int, float)) else None,
+        cuda_graphs_in_budget=cuda_graphs if isinstance(cuda_graphs, bool) else None,
     )
 
 
@@ -163,6 +165,7 @@ def build_deployment(
     memory: MemoryPlan,
     max_model_len: Optional[int],
     max_num_batched_tokens: Optional[int],
+    release_behaviour: Optional[Dict[str, Any]] = None,
 ) -> Deployment:
     env = get(data, "engine", "env", kind=dict) or {}
     options = get(data, "engine", "options", kind=dict) or {}
@@ -189,4 +192,5 @@ def build_deployment(
         targets=targets(data),
         env=tuple(sorted((str(k), str(v)) for k, v in env.items())),
         disable_hybrid_kv_cache_manager=bool(options.get("disable_hybrid_kv_cache_manager", False)),
+        **(release_behaviour or {}),
     )

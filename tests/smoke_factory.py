@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from kvlint.catalog import load_catalogs
+from kvlint.resolve.engine_view import EngineView
 from kvlint.deployment import (
     Deployment,
     GpuInfo,
@@ -91,4 +93,6 @@ def deployment(
         max_model_len=4096,
         max_num_seqs=16,
         max_num_batched_tokens=None,
+        # vLLM 0.33.0's planning behaviour, as resolve hands it to capacity.
+        **EngineView(load_catalogs(()), "vllm", "0.33.0", {"engine": {}}).release_behaviour(),
     )

@@ -47,7 +47,7 @@ def fetch_release_source(package: str, version: str, cache_dir: Path) -> Path:
     """
     cache_dir = Path(cache_dir)
     root = cache_dir / f"{package}-{version}"
-    if (root / _MARKER).is_file():
+    if (root / _MARKER).is_file() and (root / COMPILED_LIST).is_file():
         return root
     if root.exists():
         shutil.rmtree(root)  # a previous, interrupted extraction
@@ -84,13 +84,25 @@ def fetch_release_source(package: str, version: str, cache_dir: Path) -> Path:
     return root
 
 
+COMPILED_LIST = ".compiled-modules.txt"
+
+
 def _extract_source(whl: Path, dest: Path) -> None:
+    """Extract source + small data; list the wheel's compiled extension modules
+    (dotted names, one a line) in ``dest/.compiled-modules.txt`` so that the
+    derivation can stub exactly those (they are dropped here)."""
+    compiled = []
     with zipfile.ZipFile(whl) as zf:
         for info in zf.infolist():
             name = info.filename
+            if name.endswith((".so", ".pyd")) and ".libs/" not in name:
+                mod = name.rsplit("/", 1)
+                stem = mod[-1].split(".")[0]
+                dotted = ".".join(mod[0].split("/") + [stem]) if len(mod) == 2 else stem
+                compiled.append(dotted)
             if info.is_dir() or ".." in Path(name).parts or name.startswith("/"):
                 continue
-            if not name.endswith(_KEEP_SUFFIXES):
+            if not (name.endswith(_KEEP_SUFFIXES) or name.endswith(".dist-info/METADATA")):
                 continue
             if not name.endswith((".py", ".pyi")) and info.file_size > _MAX_DATA_BYTES:
                 continue
@@ -98,6 +110,8 @@ def _extract_source(whl: Path, dest: Path) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             with zf.open(info) as src, open(target, "wb") as out:
                 shutil.copyfileobj(src, out)
+    with open(dest / COMPILED_LIST, "a") as fh:
+        fh.write("".join(m + "\n" for m in sorted(set(compiled))))
 
 
 _PRE_RE = re.compile(r"(a|b|rc|dev|alpha|beta|pre|preview|c)\d*", re.I)

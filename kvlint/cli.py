@@ -1,6 +1,6 @@
 """The command line. Thin: parse options, call the pipeline, pick a reporter, set the exit code.
 
-Exit codes (SPEC section 3): 0 nothing at or above --fail-on; 1 findings at or above it;
+Exit codes (README.md): 0 nothing at or above --fail-on; 1 findings at or above it;
 2 usage, configuration or internal error (one clean line, no traceback unless --verbose);
 `smoke` also 3 when it could not run here.
 """
@@ -22,7 +22,7 @@ EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_SKIPPED = 0, 1, 2, 3
 
 
 class KvlintGroup(click.Group):
-    """Turns every unexpected exception into one line and exit 2 (SPEC section 3)."""
+    """Turns every unexpected exception into one line and exit 2 (README.md, exit codes)."""
 
     def invoke(self, ctx: click.Context):  # type: ignore[override]
         try:
@@ -45,7 +45,7 @@ class KvlintGroup(click.Group):
 
 
 def _one_line(message: str) -> str:
-    """SPEC section 3 promises one line: PyYAML's errors in a rule or catalog file span several
+    """The exit-code contract promises one line: PyYAML's errors in a rule or catalog file span several
     ('while parsing ...\n  in "<unicode string>", line 4, column 10\ndid not find ...')."""
     message = re.sub(r'\s*in "<[^>]*>",', " at", message)
     parts = [part.strip() for part in message.splitlines() if part.strip()]

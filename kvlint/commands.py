@@ -36,7 +36,7 @@ def _deployments(paths: Sequence[str], config) -> Tuple[List[Any], List[str]]:
             from kvlint.schema import validate_document
 
             # The figures still come out (resolve reads invalid values as unknown), but a document
-            # `kvlint check` rejects makes the command exit 1, as SPEC section 3 says.
+            # `kvlint check` rejects makes the command exit 1, as the exit-code contract says.
             for finding in validate_document(document):
                 problems.append(f"{finding.file}:{finding.line}:{finding.column}: {finding.code} {finding.message}")
             if data.get("kind") == "Ablation":
@@ -53,7 +53,7 @@ def _deployments(paths: Sequence[str], config) -> Tuple[List[Any], List[str]]:
 def register(group: click.Group) -> None:
     @group.command()
     @click.argument("paths", nargs=-1, required=True, type=click.Path())
-    @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", help="Readable table or SPEC section 4 JSON.")
+    @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", help="Readable table or JSON (docs/capacity.md).")
     @click.option("--output-file", "-o", type=click.Path(dir_okay=False), help="Write to a file instead of stdout.")
     @click.option("--config", "config_path", type=click.Path(dir_okay=False))
     def capacity(paths, fmt, output_file, config_path):

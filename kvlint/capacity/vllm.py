@@ -1,7 +1,7 @@
 """vLLM v1 KV-cache accounting, release by release (0.11 -> 0.33).
 
 Mirrors, in pure Python, what one vLLM worker does between the memory profile and the
-"GPU KV cache size" log line (shared/reference/vllm.md §4, §6, §11):
+"GPU KV cache size" log line (vllm-project/vllm v0.11.0-v0.33.0; walked through in docs/capacity.md):
 
 1. per-layer spec: storage format (skip layers at the model dtype, >= 0.19), bytes per token
    (`vllm/v1/kv_cache_interface.py` `AttentionSpec.page_size_bytes`; TRITON_ATTN inline scales),
@@ -11,7 +11,7 @@ Mirrors, in pure Python, what one vLLM worker does between the memory profile an
    VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE turns every window layer into full
    attention (`unify_hybrid_kv_cache_specs`);
 3. skip-layer block alignment from 0.25 (`Platform._align_heterogeneous_kv_block_size`,
-   vllm/platforms/interface.py L826 at v0.33.0; vllm.md §4 and §11 errata);
+   vllm/platforms/interface.py L826 at v0.33.0);
 4. grouping (`get_kv_cache_groups`, kv_cache_planning.py L1113 at v0.33.0, kv_cache_utils.py
    <= 0.32): one group, one `UniformTypeKVCacheSpecs` group, or page unification
    (`unify_kv_cache_spec_page_size`) + uniform-page groups of G layers with padding layers
@@ -44,7 +44,8 @@ from kvlint.deployment import Deployment, LayerPlan
 DEFAULT_BLOCK_SIZE = 16  # vllm/config/cache.py CacheConfig.DEFAULT_BLOCK_SIZE
 LATEST_KNOWN = (0, 33, 0)
 
-# Releases where the behaviour changed (vllm.md §0.1 feature timeline and §11 errata).
+# Releases where the behaviour changed, each read in that release's own source (the engine
+# catalog, rules/catalog/engines/vllm.yaml, cites the files).
 SKIP_LAYERS_FROM = (0, 19, 0)  # --kv-cache-dtype-skip-layers (PR #33695)
 PAGE_PADDING_FROM = (0, 20, 0)  # non-integer page ratios padded instead of NotImplementedError
 NEW_CAPACITY_LOG_FROM = (0, 21, 0)  # "GPU KV cache size" = int(concurrency * max_model_len)
@@ -53,7 +54,7 @@ INT4_SLIDING_BUG = ((0, 25, 0), (0, 28, 0))  # SlidingWindowSpec sizes int4 per-
 INFLIGHT_BATCHES_FROM = (0, 26, 0)  # T_inflight = max_concurrent_batches * max_num_batched_tokens
 NULL_BLOCK_FIT_CHECK_FROM = (0, 33, 0)  # fit check uses avail - bytes_per_block
 # VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE: added default-off by vllm PR #21761
-# (before 0.11), flipped on by PR #29627; "0" in v0.11, "1" in v0.33 (models.md §3.6). The
+# (before 0.11), flipped on by PR #29627; "0" in v0.11, "1" in v0.33 (vllm/envs.py). The
 # release of the flip is not pinned down; 0.13 is an estimate, reported as an assumption.
 CHUNKED_HYBRID_DEFAULT_ON_FROM = (0, 13, 0)
 CHUNKED_HYBRID_ENV = "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE"
@@ -129,7 +130,7 @@ def inflight_tokens(deployment: Deployment, release: Release, notes: List[str]) 
 
 
 def _blocks_per_request(spec: _LayerSpec, max_model_len: int, inflight: int) -> int:
-    """`max_memory_usage_bytes / page_size_bytes` per spec type (vllm.md §6.2)."""
+    """`max_memory_usage_bytes / page_size_bytes` per spec type (vllm/v1/kv_cache_interface.py, v0.33.0)."""
     b = spec.block_size
     if spec.kind == "sliding" and spec.window is not None:
         return _cdiv(min(spec.window - 1 + inflight, max_model_len), b) + 1
@@ -199,7 +200,7 @@ def _layer_specs(deployment: Deployment, release: Release, plans: Sequence[Layer
     if any(s.fmt == "int4_per_token_head" and s.kind == "sliding" for s in specs) and (
             INT4_SLIDING_BUG[0] <= release < INT4_SLIDING_BUG[1]):
         notes.append("vLLM 0.25-0.27 SlidingWindowSpec sizes int4_per_token_head pages as int8 "
-                     "(payload not halved), so sliding pages are int8-sized (vllm.md §11)")
+                     "(payload not halved), so sliding pages are int8-sized (vllm/v1/kv_cache_interface.py, v0.25.1)")
     return specs
 
 
@@ -289,7 +290,7 @@ def _plan_stage(deployment: Deployment, release: Release, plans: Sequence[LayerP
             error = ("vLLM would fail at start-up: unify_kv_cache_spec_page_size asserts on a "
                      f"padded sliding-window page ({s.page} B) smaller than another layer's "
                      f"page ({max_page} B); seen with a skip set naming a full-attention layer "
-                     "on a sliding-window model (vllm.md §11)")
+                     "on a sliding-window model (seen on vLLM 0.25.1 and 0.33.0)")
             return _StagePlan((), 0, primary_block, error, naive)
         if max_page % s.page == 0:
             unified.append(replace(s, block_size=s.block_size * (max_page // s.page)))

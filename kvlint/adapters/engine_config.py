@@ -212,7 +212,10 @@ def _trtllm_settings(document: Document, text: str, lines: LineLocator, problems
             ))
             continue
         settings.append(Setting(ptr, value, span, key_span, f"key {'.'.join(path)}"))
+    mapped_top = {path[0] for path in _TRTLLM_FIELDS if len(path) == 1}
     for key, value in data.items():
+        if key in mapped_top:
+            continue  # held by its manifest field
         kptr = "/" + escape_pointer_token(str(key))
         settings.append(Setting(
             f"/engine/options/{escape_pointer_token(str(key))}", value, document.span(kptr),

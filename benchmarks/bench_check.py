@@ -32,7 +32,7 @@ SCHEMA = REPO / "schemas" / "manifest.v1.json"
 TARGETS = {"one_file_ratio": 0.5, "many_files_ratio": 1.0, "peak_rss_mib": 40.0}
 
 
-PREFERRED_EXAMPLE = "llama70b-fp8-h100.yaml"  # SPEC section 2's own deployment
+PREFERRED_EXAMPLE = "llama70b-fp8-h100.yaml"  # the full example of docs/manifest.md
 
 
 def bundled_manifest(explicit: Optional[str] = None) -> Tuple[str, str]:

@@ -1,7 +1,7 @@
 """Smoke-test a set of reference deployments built in code (no manifests, no resolve stage).
 
 Used by benchmarks/smoke_gpu.sh while `kvlint smoke` is not wired to manifests, and as a fixed
-reference set afterwards. Geometries follow shared/reference/models.md: a Llama-3.1-8B-like
+reference set afterwards. Geometries follow the model catalog (rules/catalog/models/): a Llama-3.1-8B-like
 full-attention stack and a gpt-oss-20b-like alternation of 128-token sliding and full layers.
 
     python benchmarks/smoke_factory_run.py --device cuda --layers 2 --output report.json

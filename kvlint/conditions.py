@@ -1,7 +1,7 @@
 """JSON Schema, compiled to Python predicates for the common case.
 
 kvlint uses JSON Schema twice on every manifest: the manifest schema itself and the rule
-conditions (DESIGN.md: "JSON Schema is the condition language"). jsonschema's general validator
+conditions (a rule's `condition` is a JSON Schema: schemas/rule.json). jsonschema's general validator
 is the reference, but importing it costs more than linting a manifest, and interpreting thirty
 rule conditions per document costs more than the rest of the lint. So the keyword subset kvlint's
 own schemas use is compiled once into closures:

@@ -118,7 +118,7 @@ class GpuInfo:
     fp8: Optional[Literal["e4m3", "e4m3fnuz"]]  # native FP8 flavour, None when absent
     fp4: bool
     # Where memory_bytes comes from: "manifest" (hardware.memory), a runtime total ("cuda",
-    # "rocm", "rocm-smi"), or an optimistic stand-in ("nvidia-smi", "spec"; engines.md §4).
+    # "rocm", "rocm-smi"), or an optimistic stand-in ("nvidia-smi", "spec"; docs/capacity.md).
     memory_basis: Optional[str] = None
 
 

@@ -46,7 +46,7 @@ _MAP_TAGS = {_STD + "map"}
 _constructor = yaml.constructor.SafeConstructor()
 
 # YAML 1.2 floats that PyYAML's YAML 1.1 resolver leaves as strings: an exponent without a sign
-# or without a dot (`70.6e9`, `1e9`, as SPEC section 2 writes weights.params).
+# or without a dot (`70.6e9`, `1e9`, as docs/manifest.md writes weights.params).
 _YAML12_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$")
 
 

@@ -1,4 +1,4 @@
-"""Size strings as the manifest spells them (SPEC section 2)."""
+"""Size strings as the manifest spells them (docs/manifest.md, "Sizes")."""
 
 from __future__ import annotations
 

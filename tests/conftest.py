@@ -12,6 +12,9 @@ from typing import Any, Callable, Dict, Sequence
 import pytest
 from click.testing import CliRunner, Result
 
+# KVLINT_TEST_FAIL_ON_SKIP=1 (CI's smoke-cpu job): a skip that is not marked `gpu` fails.
+from fail_on_skip import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 # The passing example of rules/KV101-missing-required.yaml: designed to stay clean as the semantic

@@ -311,7 +311,7 @@ def test_capacity_json_lists_variants(write):
     entries = json.loads(result.stdout)
     assert [e["variant"] for e in entries] == ["bf16", "fp8-unit", "fp8-per-head", "fp8-per-head-skip"]
     assert {e["name"] for e in entries} == {"llama8b-fp8"} and {e["file"] for e in entries} == {"ablation.yaml"}
-    for entry in entries:  # SPEC section 4 fields
+    for entry in entries:  # the capacity JSON fields of docs/capacity.md
         assert set(entry) >= {"per_token", "static_scales", "sequence", "engine", "assumptions"}
     bf16, unit, per_head, skip = entries
     # Llama-3.1-8B: 32 layers x 8 KV heads x 128 x K,V -> 128 KiB per token in BF16, half in FP8

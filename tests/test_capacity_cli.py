@@ -129,7 +129,7 @@ targets:
 def test_hybrid_before_0_21_gates_on_real_capacity_not_the_logged_line(tmp_path) -> None:
     """vLLM < 0.21 logs (num_blocks // groups) * min block size for hybrid models (#40691).
 
-    Hand derivation (vllm.md §4, §6.3-6.5, §11): gpt-oss-20b = 12 full + 12 sliding (W 128)
+    Hand derivation (docs/capacity.md, vLLM's planning code at each release): gpt-oss-20b = 12 full + 12 sliding (W 128)
     layers, 8 KV heads, D 64. FP8 full layers 1,024 B/token, BF16 sliding 2,048 B/token; 0.19 page
     unification gives the FP8 layers block 32, so both pages are 32 KiB; two groups of 12 layers:
     393,216 B per block; 40 GiB // 393,216 = 109,226 blocks; logged = 109,226 // 2 * 16 = 873,808.
@@ -153,11 +153,11 @@ def test_hybrid_before_0_21_gates_on_real_capacity_not_the_logged_line(tmp_path)
 @pytest.mark.parametrize(
     "engine, version, memory, expected",
     [
-        # vLLM's default comes from the engine catalog for the release (vllm.md §0.1: 0.92 from 0.20).
+        # vLLM's default comes from the engine catalog for the release (vllm/config/cache.py: 0.92 from 0.20).
         ("vllm", "0.25.1", "", "gpu_memory_utilization defaulted to vLLM 0.25's 0.92"),
         ("vllm", "0.19.1", "", "gpu_memory_utilization defaulted to vLLM 0.19's 0.9"),
         ("vllm", "0.25.1", "  gpu_memory_utilization: 0.85\n", "x 0.85"),
-        # Each engine's own knob is read under its own name (engines.md §1.7, §2.2).
+        # Each engine's own knob is read under its own name (SGLang mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction).
         ("sglang", "0.5.9", "  mem_fraction_static: 0.8\n", "mem_fraction_static 0.8"),
         ("tensorrt-llm", "1.2.1", "  free_gpu_memory_fraction: 0.75\n", "free_gpu_memory_fraction 0.75"),
         ("tensorrt-llm", "1.2.1", "", "free_gpu_memory_fraction defaulted to TensorRT-LLM's 0.9"),
@@ -177,7 +177,7 @@ def test_memory_fraction_is_read_per_engine(tmp_path, engine, version, memory, e
 
 
 def test_assumptions_say_when_gpu_memory_is_not_a_runtime_reading(tmp_path) -> None:
-    """engines.md §4: nvidia-smi totals exceed what CUDA reports by about 0.4-0.8 GiB."""
+    """nvidia-smi totals (vllm-project/vllm#10511) exceed what CUDA reports by about 0.4-0.8 GiB."""
     base = (
         "apiVersion: kvlint/v1\nkind: Deployment\nmetadata:\n  name: m\n"
         "engine:\n  name: vllm\n  version: \"0.25.1\"\nhardware:\n  gpu: H100-SXM-80GB\n{memory}"

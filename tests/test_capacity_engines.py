@@ -1,4 +1,4 @@
-"""SGLang and TensorRT-LLM accounting (engines.md §1.7, §2.3) and the readable table."""
+"""SGLang and TensorRT-LLM accounting (docs/capacity.md, "The pool") and the readable table."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Layout formula against independent worked numbers (shared/reference/domain.md, vllm.md §2)."""
+"""Layout formula against independent worked numbers (docs/capacity.md, docs/scales.md; vLLM's TRITON_ATTN
+layout, vllm-project/vllm vllm/v1/attention/backends/triton_attn.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ DEEPSEEK_V3 = model("deepseek-v3", mla_layers(61), heads=128, max_pos=163840, ml
 
 
 @pytest.mark.parametrize("fmt, expected", [
-    # vllm.md §2.1 / domain.md §3: Hkv 8, D 128 -> fp8/int8 per-token-head 2*8*(128+4) = 2,112;
+    # TRITON_ATTN layout (triton_attn.py L318-345 at v0.25.1): Hkv 8, D 128 -> fp8/int8 per-token-head 2*8*(128+4) = 2,112;
     # per-tensor fp8 2,048; bf16 4,096; int4 per-token-head 2*8*(64+4) = 1,088.
     ("fp8_per_token_head", (2048, 64)), ("int8_per_token_head", (2048, 64)),
     ("int4_per_token_head", (1024, 64)), ("fp8_e4m3", (2048, 0)), ("fp8_e5m2", (2048, 0)),
@@ -38,13 +39,13 @@ def test_bytes_per_token_per_layer(fmt, expected):
 
 
 def test_fp8_ds_mla_record_is_656_bytes():
-    # vllm.md §2.2: 512 FP8 NoPE + 16 B (4 FP32 scales) + 128 B (64 BF16 RoPE) = 656 B.
+    # vllm/v1/attention/backends/mla/flashmla_sparse.py L75-117 (v0.33.0): 512 FP8 NoPE + 16 B (4 FP32 scales) + 128 B (64 BF16 RoPE) = 656 B.
     tb = format_token_bytes("fp8_ds_mla", DEEPSEEK_V3.layers[0], 1)
     assert (tb.payload, tb.scale, tb.total) == (640, 16, 656)
 
 
 def test_llama8_fp8_per_token_head_worked_example():
-    # domain.md §4: payload 2*32*8*128*1 = 64 KiB, scales 8 B * 8 heads * 32 layers = 2 KiB,
+    # docs/capacity.md, inline scale metadata: payload 2*32*8*128*1 = 64 KiB, scales 8 B * 8 heads * 32 layers = 2 KiB,
     # total 66 KiB, BF16 128 KiB, 128/66 = 1.94x; at 128 Ki tokens 8 GiB + 256 MiB.
     r = compute(deployment(LLAMA8, "fp8_per_token_head", max_model_len=131072))
     pt = r.to_json()["per_token"]
@@ -57,12 +58,12 @@ def test_llama8_fp8_per_token_head_worked_example():
     assert seq["bytes"] == 8 * GiB + 256 * MiB
     assert seq["bf16_bytes"] == 16 * GiB
     assert seq["compression_vs_bf16"] == 1.94
-    # SPEC §1: the overhead is 4/D of an FP8 payload = 3.125% at D 128.
+    # docs/scales.md: the overhead is 4/D of an FP8 payload = 3.125% at D 128.
     assert r.scale_overhead_ratio == pytest.approx(4 / 128)
 
 
 def test_llama70_at_128k_tokens():
-    # domain.md §4: 80 layers -> 20 GiB FP8 payload + 640 MiB scales (5,120 B per token) vs 40 GiB.
+    # docs/capacity.md: 80 layers -> 20 GiB FP8 payload + 640 MiB scales (5,120 B per token) vs 40 GiB.
     r = compute(deployment(LLAMA70, "fp8_per_token_head", max_model_len=131072))
     assert r.per_token.scale_bytes == 5120
     assert r.sequence.payload_bytes == 20 * GiB
@@ -71,14 +72,14 @@ def test_llama70_at_128k_tokens():
 
 
 def test_int4_per_token_head_overhead_is_8_over_d():
-    # domain.md §3: packed INT4 payload is D bytes per head, scales 8 B -> 8/D = 6.25% at D 128.
+    # docs/scales.md: packed INT4 payload is D bytes per head, scales 8 B -> 8/D = 6.25% at D 128.
     r = compute(deployment(LLAMA8, "int4_per_token_head", max_model_len=4096))
     assert r.per_token.payload_bytes == 32 * 8 * 128  # 32,768
     assert r.scale_overhead_ratio == pytest.approx(8 / 128)
 
 
 def test_gpt_oss_20b_skip_sliding_layers_by_retained_positions():
-    # domain.md §5 at 32,768 tokens, 2,048 B per position in BF16:
+    # docs/capacity.md (skip sets) at 32,768 tokens, 2,048 B per position in BF16:
     # A = 12*32,768 + 12*128 = 394,752; S = 12*128 = 1,536.
     # BF16 394,752*2,048 = 808,452,096 B (771 MiB); FP8 404,226,048 B (385.5 MiB);
     # FP8 + sliding in BF16 393,216*1,024 + 1,536*2,048 = 405,798,912 B (~387 MiB), 1.992x.
@@ -96,7 +97,7 @@ def test_gpt_oss_20b_skip_sliding_layers_by_retained_positions():
 
 
 def test_skip_half_of_uniform_layers_gives_1_33x():
-    # domain.md §5: S = A/2 -> 2A / 1.5A = 1.33x.
+    # docs/capacity.md (skip sets): S = A/2 -> 2A / 1.5A = 1.33x.
     r = compute(deployment(LLAMA8, "fp8_e4m3", max_model_len=8192, skip=range(16)))
     assert r.to_json()["sequence"]["compression_vs_bf16"] == 1.33
     # per token: 16 layers at 2,048 B (fp8) + 16 at 4,096 B (bf16) = 98,304 B; naive 65,536 B.
@@ -104,7 +105,7 @@ def test_skip_half_of_uniform_layers_gives_1_33x():
 
 
 def test_static_scales_per_tensor_and_per_head():
-    # domain.md §3: per-tensor 80 layers * 2 * 4 B = 640 B; per-head 80 * 8 * 2 * 4 = 5,120 B.
+    # docs/scales.md: per-tensor 80 layers * 2 * 4 B = 640 B; per-head 80 * 8 * 2 * 4 = 5,120 B.
     pt = compute(deployment(LLAMA70, "fp8_e4m3", granularity="per-tensor")).static_scales
     ph = compute(deployment(LLAMA70, "fp8_e4m3", granularity="per-head")).static_scales
     assert pt.kv_bytes == 640 and ph.kv_bytes == 5120
@@ -113,7 +114,7 @@ def test_static_scales_per_tensor_and_per_head():
 
 
 def test_static_per_head_q_scales_over_24_layers():
-    # domain.md §3: 320 B per layer, 308 B over per-tensor (12 B), 7,392 B over 24 layers.
+    # docs/scales.md: 320 B per layer, 308 B over per-tensor (12 B), 7,392 B over 24 layers.
     geo = model("h64-kv8", dense_layers(24, 8, 128), heads=64)
     ph = compute(deployment(geo, "fp8_e4m3", granularity="per-head")).static_scales
     pt = compute(deployment(geo, "fp8_e4m3", granularity="per-tensor")).static_scales
@@ -129,7 +130,7 @@ def test_static_scales_zero_when_unquantized_or_dynamic():
 
 
 def test_mla_deepseek_v3_latent():
-    # domain.md §1: 576 values per token per layer, no V, no TP split: 1,152 B per layer in
+    # docs/capacity.md (MLA): 576 values per token per layer, no V, no TP split: 1,152 B per layer in
     # BF16, 70,272 B per token over 61 layers.
     r = compute(deployment(DEEPSEEK_V3, "bf16", tp=8))
     assert r.per_token.total_bytes == 70_272 and r.per_token.bf16_bytes == 70_272

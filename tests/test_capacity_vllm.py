@@ -1,4 +1,5 @@
-"""vLLM engine accounting against worked numbers from vllm.md §6.5 / §11 and domain.md §4, §6.
+"""vLLM engine accounting against worked numbers: vLLM's published logs, docs/capacity.md, and figures
+derived by running each release's own planning code (vllm-project/vllm v0.11.0, v0.19.1, v0.25.1, v0.33.0).
 
 Each expected figure is derived by hand from the release's rules in the comment beside it."""
 
@@ -30,7 +31,7 @@ def _engine(**kw):
 
 
 def test_llama8_fp8_per_token_head_blocks_in_40_gib():
-    # domain.md §6: 16-token block = 16 * 66 KiB = 1,056 KiB; 41,943,040 KiB / 1,056 KiB
+    # docs/capacity.md, blocks: 16-token block = 16 * 66 KiB = 1,056 KiB; 41,943,040 KiB / 1,056 KiB
     # -> 39,718 blocks = 635,488 tokens; dtype-only 40 GiB / 64 KiB = 655,360 tokens.
     for version in ("0.20.0", "0.25.1", "0.33.0"):
         e = _engine(geometry=LLAMA8, cache_format="fp8_per_token_head", version=version,
@@ -42,7 +43,7 @@ def test_llama8_fp8_per_token_head_blocks_in_40_gib():
 
 
 @pytest.mark.parametrize("fmt, blocks, tokens, conc", [
-    # vllm.md §6.5 / docs table: Qwen3-4B on L4, vLLM 0.25.1, block 16, 32,768-token requests.
+    # vLLM docs/features/quantization/quantized_kvcache.md table: Qwen3-4B on L4, vLLM 0.25.1, block 16, 32,768-token requests.
     # BF16 block = 16 * 4,096 * 36 = 2,359,296 B; pool 5,218 blocks' worth (11.465 GiB)
     # -> 5,218 blocks, 83,488 tokens, 5,218 / 2,048 = 2.55x.
     ("bf16", 5_218, 83_488, 2.55),
@@ -58,7 +59,7 @@ def test_qwen3_4b_on_l4_vllm_0_25_1(fmt, blocks, tokens, conc):
 
 
 def test_gpt_oss_120b_pre_0_21_log_formula():
-    # vllm.md §6.5: "Available KV cache memory: 5.38 GiB" -> "GPU KV cache size: 78,384 tokens".
+    # vLLM log quoted in alvarobartt/hf-mem#60: "Available KV cache memory: 5.38 GiB" -> "GPU KV cache size: 78,384 tokens".
     # 18 full + 18 SW layers -> G = 18, page 16*8*64*2*2 = 32,768 B, block 589,824 B;
     # pool 9,798 * 589,824 B (5.382 GiB) -> 9,798 blocks; old log 9,798 // 2 groups * 16 = 78,384.
     e = _engine(geometry=GPT_OSS_120B, cache_format="bf16", version="0.19.1",
@@ -70,7 +71,7 @@ def test_gpt_oss_120b_pre_0_21_log_formula():
 
 
 @pytest.mark.parametrize("fmt, skip, blocks, per_req, conc, tokens, block", [
-    # vllm.md §6.5 table, v0.33 rules, 40 GiB, L 131,072, T_inflight 2 * 8,192 = 16,384.
+    # docs/capacity.md (skip sets), v0.33 rules, 40 GiB, L 131,072, T_inflight 2 * 8,192 = 16,384.
     # SW part cdiv(min(127 + 16,384, L), 16) + 1 = 1,033 blocks; full 131,072 / 16 = 8,192.
     ("bf16", False, 109_226, 9_225, 11.84, 1_551_920, 16),  # 40 GiB // (32,768 * 12)
     ("fp8_e4m3", False, 218_453, 9_225, 23.68, 3_103_856, 16),  # 40 GiB // (16,384 * 12)
@@ -112,7 +113,7 @@ def test_gpt_oss_20b_bf16_on_0_11():
 
 
 def test_gemma3_27b_grouping_and_padding_layers():
-    # vllm.md §6.3: 52 SW + 10 full -> G = 10, 6 SW groups + 1 full group, 8 padding layers.
+    # _get_kv_cache_groups_uniform_page_size (kv_cache_planning.py, v0.33.0): 52 SW + 10 full -> G = 10, 6 SW groups + 1 full group, 8 padding layers.
     # page 16 * 16 heads * 256 * 2 = 131,072 B; block 10 * 131,072 = 1,310,720 B -> 32,768 blocks.
     # v0.33, H100 default max_num_batched_tokens 8,192 -> T 16,384:
     # SW cdiv(min(1,023 + 16,384, L), 16) + 1 = 1,089 per group * 6 + full 8,192 = 14,726.
@@ -129,7 +130,7 @@ def test_gemma3_27b_grouping_and_padding_layers():
 
 
 def test_gemma2_sliding_reserves_more_than_full():
-    # vllm.md §11: at gemma-2's 8,192 context a sliding layer reserves
+    # SlidingWindowSpec (vllm/v1/kv_cache_interface.py): at gemma-2's 8,192 context a sliding layer reserves
     # cdiv(min(4,095 + T, 8,192), 16) + 1 = 513 blocks against 512 for a full layer.
     e = _engine(geometry=GEMMA2_9B, cache_format="bf16", version="0.33.0", max_model_len=8192)
     per_kind = {g.kind: g.blocks_per_request for g in e.groups}
@@ -138,7 +139,7 @@ def test_gemma2_sliding_reserves_more_than_full():
 
 
 def test_gemma2_fp8_skip_full_layer_0_19_vs_0_25():
-    # vllm.md §11: skip [1] (a full layer) makes 0.19.1 form 42 one-layer groups (buckets
+    # v0.19.1 planning code: skip [1] (a full layer) makes 0.19.1 form 42 one-layer groups (buckets
     # 21 SW fp8 / 20 full fp8 / 1 full bf16 -> G = 1), and the old log divides by 42;
     # 0.25.1 and 0.33.0 fail at start-up in unify_kv_cache_spec_page_size.
     old = _engine(geometry=GEMMA2_9B, cache_format="fp8_e4m3", version="0.19.1", skip=[1],
@@ -152,7 +153,7 @@ def test_gemma2_fp8_skip_full_layer_0_19_vs_0_25():
 
 
 def test_dense_skip_block_bump_0_19_vs_0_25():
-    # vllm.md §11: dense model, fp8 + bf16 skips: 0.19 keeps block 16 (UniformType group),
+    # v0.19.1 / v0.25.1 planning code: dense model, fp8 + bf16 skips: 0.19 keeps block 16 (UniformType group),
     # 0.25 raises it to 32; capacity in tokens is unchanged.
     # 0.19.1: page sum 30 * 16 * 2,048 + 2 * 16 * 4,096 = 1,114,112 B -> 38,550 blocks;
     #   old log 38,550 * 16 = 616,800 tokens.
@@ -187,7 +188,7 @@ def test_every_per_token_head_dtype_v0_33(fmt, block_bytes, blocks):
 
 
 def test_nvfp4_skip_bumps_block_to_64():
-    # vllm.md §4/§11: align = 16; 16 * cdiv(4,096 * 16, 16 * 1,152) = 16 * 4 = 64.
+    # _align_heterogeneous_kv_block_size (vllm/platforms/interface.py L826, v0.33.0): align = 16; 16 * cdiv(4,096 * 16, 16 * 1,152) = 16 * 4 = 64.
     # page sum 31 * 64 * 1,152 + 64 * 4,096 = 2,547,712 B -> 16,858 blocks.
     e = _engine(geometry=LLAMA8, cache_format="nvfp4", version="0.33.0", skip=[0],
                 max_model_len=131072)
@@ -195,7 +196,7 @@ def test_nvfp4_skip_bumps_block_to_64():
 
 
 def test_int4_sliding_bug_0_25_vs_0_33():
-    # vllm.md §11: 0.25.1 sizes int4 sliding pages as int8 (16 * 2*8*(64+4) = 17,408 B) and
+    # SlidingWindowSpec at v0.25.1: 0.25.1 sizes int4 sliding pages as int8 (16 * 2*8*(64+4) = 17,408 B) and
     # pads the full pages to match: block 12 * 17,408 = 208,896 B; 0.33: 12 * 16 * 576 = 110,592.
     # The errata's 61,681 vs 116,508 blocks need a pool in [61,681*208,896, 116,509*110,592).
     pool = 61_681 * 208_896
@@ -243,7 +244,7 @@ def test_mla_engine_with_flashmla_block_64():
 
 
 def test_tp_above_kv_heads_replicates():
-    # models.md §2: Qwen3-30B-A3B has 4 KV heads; tp 8 -> max(1, 4 // 8) = 1 head per GPU, the
+    # Qwen3-30B-A3B config.json: 4 KV heads; ModelConfig.get_num_kv_heads: tp 8 -> max(1, 4 // 8) = 1 head per GPU, the
     # same as tp 4: 48 * 16 * 1 * 256 * 2 = 393,216 B per block either way.
     e4 = compute(deployment(QWEN3_30B, "bf16", tp=4, max_model_len=40960))
     e8 = compute(deployment(QWEN3_30B, "bf16", tp=8, max_model_len=40960))
@@ -260,7 +261,7 @@ def test_pipeline_parallel_split():
 
 
 def test_pool_from_device_memory():
-    # vllm.md §6.1: ceil(85,520,809,984 * 0.92) = 78,679,145,186 - 16,060,000,000 weights
+    # determine_available_memory (vllm/v1/worker/gpu_worker.py): ceil(85,520,809,984 * 0.92) = 78,679,145,186 - 16,060,000,000 weights
     # - 4 GiB non-KV = 58,324,177,890 B on 0.33; 0.19 uses 0.9: 56,613,761,690 B.
     for version, pool in (("0.33.0", 58_324_177_890), ("0.19.1", 56_613_761_690)):
         r = compute(deployment(LLAMA8, "fp8_e4m3", version=version, kv_cache_memory=None,

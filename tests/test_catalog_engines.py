@@ -1,6 +1,7 @@
 """Engine catalog: data validity, sources on every fact, dtype acceptance and features by release.
 
-Expected values are facts from shared/reference/vllm.md and engines.md (section in comments).
+Expected values are facts read in each engine release's source (the catalog entries cite file, release
+and lines; comments name the code).
 """
 
 import time
@@ -35,7 +36,7 @@ def test_builtin_files_validate(catalog):
 
 
 def test_all_vllm_releases_known(catalog):
-    # vllm.md §0 table
+    # the vLLM releases on PyPI
     assert list(catalog.known_versions("vllm")) == VLLM_RELEASES
     assert catalog.release("vllm", "0.34.0") is None  # unknown -> KV201
     assert catalog.release("vllm", "not-a-version") is None
@@ -129,7 +130,7 @@ def test_load_is_fast():
     assert time.perf_counter() - start < 0.5  # generous; benchmark is ~20 ms
 
 
-# ---------------------------------------------------------------- dtypes by release (vllm.md §1)
+# ---------------------------------------------------------------- dtypes by release (vllm/config/cache.py CacheDType)
 
 @pytest.mark.parametrize("version,literal,present", [
     ("0.11.0", "fp8_ds_mla", False), ("0.12.0", "fp8_ds_mla", True),
@@ -148,20 +149,20 @@ def test_vllm_dtype_literal_by_release(catalog, version, literal, present):
 
 def test_vllm_dtype_formats(catalog):
     rel = catalog.release("vllm", "0.33.0")
-    assert rel.dtype("fp8").format_for("e4m3") == "fp8_e4m3"       # fp8 = fp8_e4m3 (§1)
-    assert rel.dtype("fp8").format_for("e4m3fnuz") == "fp8_e4m3fnuz"  # MI300 FNUZ (§3.3)
+    assert rel.dtype("fp8").format_for("e4m3") == "fp8_e4m3"       # fp8 = fp8_e4m3 (cache_dtype docstring)
+    assert rel.dtype("fp8").format_for("e4m3fnuz") == "fp8_e4m3fnuz"  # MI300 FNUZ (kv_cache.py is_fp8_fnuz)
     assert rel.dtype("fp8_e5m2").format == "fp8_e5m2"
     assert rel.dtype("auto").format == "model" and not rel.dtype("auto").quantized
     assert rel.dtype("int4_per_token_head").format == "int4_per_token_head"
-    assert rel.dtype("nvfp4_4over6").format == "nvfp4"  # same bytes as nvfp4 (§2.2)
+    assert rel.dtype("nvfp4_4over6").format == "nvfp4"  # same bytes as nvfp4 (nvfp4_kv_cache_full_dim)
     ptH = rel.dtype("fp8_per_token_head")
     assert ptH.scale_granularity == "per-token-head" and ptH.scale_sources == ("dynamic",)
-    assert ptH.inline_scale_bytes_per_token_head == 8  # 2 x fp32 per token per kv head (§2.1)
+    assert ptH.inline_scale_bytes_per_token_head == 8  # 2 x fp32 per token per kv head (triton_attn.py)
     assert "per-head" in rel.dtype("fp8").allowed_granularities
-    assert "checkpoint" not in rel.dtype("fp8_e5m2").scale_sources  # e5m2 + checkpoint scales raise (§5)
+    assert "checkpoint" not in rel.dtype("fp8_e5m2").scale_sources  # e5m2 + checkpoint scales raise (attention.py L205-220)
 
 
-# ---------------------------------------------------------------- backends (vllm.md §2)
+# ---------------------------------------------------------------- backends (vllm/v1/attention/backends/*.py)
 
 def test_flash_attn_never_accepts_e5m2_from_022(catalog):
     for v in ("0.22.0", "0.25.1", "0.33.0"):
@@ -229,7 +230,7 @@ def test_rocm_flash_attn_is_aiter(catalog):
     assert not b.accepts("fp8", None, 128, platform="rocm", per_head_scales=True).ok
 
 
-# ---------------------------------------------------------------- features and defaults (§0.1)
+# ---------------------------------------------------------------- features and defaults by release
 
 @pytest.mark.parametrize("version,status", [
     ("0.11.0", "available"), ("0.12.0", "available"), ("0.13.0", "deprecated"), ("0.14.0", "deprecated"),
@@ -267,19 +268,19 @@ def test_vllm_defaults_by_version(catalog):
     assert tiers[0]["min_memory_gib"] == 160 and tiers[-1]["serve"] == 2048
 
 
-# ---------------------------------------------------------------- SGLang and TensorRT-LLM (engines.md §1, §2)
+# ---------------------------------------------------------------- SGLang and TensorRT-LLM
 
 def test_sglang(catalog):
     assert catalog.release("sglang", "0.5.2").dtype("fp4_e2m1") is None
     rel = catalog.release("sglang", "0.5.9")
     assert rel.dtype("fp4_e2m1").format == "sglang_fp4"
-    assert rel.dtype("fp8_e4m3").allowed_granularities == ("per-tensor",)  # per-tensor only (§1.6)
+    assert rel.dtype("fp8_e4m3").allowed_granularities == ("per-tensor",)  # per-tensor only (sglang layers/quantization/kv_cache.py)
     assert not rel.feature("per_head_quant_scales").available
     rw = rel.rewrites_for(backend="fa3", dtype="fp8_e5m2")
     assert [r.set for r in rw if r.id == "fa3-e5m2-to-triton"] == [{"attention_backend": "triton"}]
     assert rel.rewrites_for(backend="trtllm_mha", page_size=128)[0].set == {"page_size": 64}
     assert not rel.rewrites_for(backend="trtllm_mha", page_size=32)
-    assert not rel.backend("trtllm_mha").accepts("fp8_e4m3", H100, 128).ok  # SM100 only (§1.5)
+    assert not rel.backend("trtllm_mha").accepts("fp8_e4m3", H100, 128).ok  # SM100 only (sglang server_args.py)
 
 
 def test_tensorrt_llm(catalog):

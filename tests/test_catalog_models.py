@@ -1,4 +1,4 @@
-"""Model catalog: data validity, sources, geometry against shared/reference/models.json."""
+"""Model catalog: data validity, sources, geometry against the checked-in facts of tests/fixtures/model_facts.json."""
 
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ from kvlint.catalog.models import ModelCatalog, load_model_catalog
 from kvlint.deployment import ModelGeometry
 from kvlint.resources import catalog_dir, schemas_dir
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "models.json"
+# Per-model facts with their upstream sources (each model's Hugging Face config.json, and the
+# copies or vendor code it was checked against).
+MODEL_FACTS = Path(__file__).resolve().parent / "fixtures" / "model_facts.json"
 
-# hf id -> (layers, KV bytes/token all layers bf16, head_dim, kv heads, layer kinds, window)
-# copied from shared/reference/models.md section 1.
+# hf id -> (layers, KV bytes/token all layers bf16, head_dim, kv heads, layer kinds, window),
+# from each model's config.json as vLLM reads it (the catalog entries cite the files).
 EXPECTED = {
     "meta-llama/Llama-3.1-8B-Instruct": (32, 131072, 128, 8, {"full": 32}, None),
     "meta-llama/Llama-3.1-70B-Instruct": (80, 327680, 128, 8, {"full": 80}, None),
@@ -98,23 +100,33 @@ def test_geometry_matches_reference(catalog, model_id):
     assert all(layer.window is None for layer in geometry.layers if layer.kind == "full")
 
 
-@pytest.mark.skipif(not REFERENCE.is_file(), reason="shared/reference/models.json not beside the repository")
-def test_geometry_matches_reference_json_layer_by_layer(catalog):
+def test_model_facts_fixture_covers_the_expected_models_and_cites_upstream():
+    rows = json.loads(MODEL_FACTS.read_text(encoding="utf-8"))["models"]
+    assert sorted(row["hf_id"] for row in rows) == sorted(EXPECTED)
+    for row in rows:
+        assert row["sources"][0]["url"] == f"https://huggingface.co/{row['hf_id']}/blob/main/config.json"
+        assert all(s.get("url") or (s.get("repo") and s.get("path")) for s in row["sources"]), row["hf_id"]
+
+
+def test_geometry_matches_model_facts_layer_by_layer(catalog):
     kind_name = {"full": "full_attention", "sliding": "sliding_attention", "chunked": "chunked_attention"}
-    for row in json.loads(REFERENCE.read_text()):
+    for row in json.loads(MODEL_FACTS.read_text(encoding="utf-8"))["models"]:
         geometry = catalog.lookup(row["hf_id"]).geometry()
         assert geometry.num_attention_heads == row["num_attention_heads"]
         assert geometry.max_position_embeddings == row["max_position_embeddings"]
         assert geometry.head_dim == row["vllm_head_size"]
         assert geometry.num_kv_heads == row["vllm_total_num_kv_heads"]
         if row["layer_types"]:
-            assert [kind_name[layer.kind] for layer in geometry.layers] == row["layer_types"], row["hf_id"]
-        assert geometry.has_sinks == bool(row["attention_sinks"])
+            full = set(row["layer_types"]["full_attention"])
+            expected = ["full_attention" if i in full else row["layer_types"]["others"]
+                        for i in range(len(geometry.layers))]
+            assert [kind_name[layer.kind] for layer in geometry.layers] == expected, row["hf_id"]
+        assert geometry.has_sinks == row["attention_sinks"]
         assert geometry.kv_lora_rank == row["kv_lora_rank"]
         assert catalog.lookup(row["hf_id"]).total_params == row["total_params"]
 
 
-def test_pitfalls_from_models_md(catalog):
+def test_pitfalls_of_reading_config_json_naively(catalog):
     assert catalog.lookup("Qwen/Qwen3-32B").geometry().head_dim == 128  # not 5120/64 = 80
     assert catalog.lookup("openai/gpt-oss-20b").geometry().head_dim == 64  # not 2880/64 = 45
     gemma = catalog.lookup("google/gemma-3-27b-it").geometry()

@@ -1,7 +1,7 @@
 """Compatibility outcomes end to end: manifest in, the engine's real behaviour out.
 
-Each case is a fact from shared/reference/vllm.md (section named in the id) or from the released
-vLLM source read while building the catalog (rules/catalog/engines/*.yaml cite the file and line).
+Each case is a fact from the released vLLM source read while building the catalog
+(rules/catalog/engines/*.yaml cite the file and line; the comments name the code).
 The manifest goes through the whole `kvlint check` pipeline; the test asserts the rule code and
 the concrete facts the message must name (backend, release, GPU), so a wrong prediction fails.
 """
@@ -52,62 +52,62 @@ def codes(diags: List[Dict]) -> Dict[str, str]:
 
 
 CASES = [
-    # vllm.md §3.2: from 0.22 FLASH_ATTN rejects e5m2 at validation, so auto moves to FLASHINFER.
+    # vllm/platforms/cuda.py priority lists: from 0.22 FLASH_ATTN rejects e5m2 at validation, so auto moves to FLASHINFER.
     pytest.param(manifest("0.25.1", dtype="fp8_e5m2", kv_scales="none"), "KV307",
-                 ["FLASH_ATTN", "FLASHINFER", "0.25.1"], id="3.2-h100-e5m2-auto-0.25-flashinfer"),
+                 ["FLASH_ATTN", "FLASHINFER", "0.25.1"], id="select-h100-e5m2-auto-0.25-flashinfer"),
     pytest.param(manifest("0.33.0", dtype="fp8_e5m2", kv_scales="none"), "KV307",
-                 ["FLASHINFER"], id="3.2-h100-e5m2-auto-0.33-flashinfer"),
-    # vllm.md §3.2: per-token-head dtypes only run on TRITON_ATTN; auto lands there.
+                 ["FLASHINFER"], id="select-h100-e5m2-auto-0.33-flashinfer"),
+    # triton_attn.py: per-token-head dtypes only run on TRITON_ATTN; auto lands there.
     pytest.param(manifest("0.33.0", dtype="int8_per_token_head", kv_scales="none"), "KV307",
-                 ["TRITON_ATTN"], id="3.2-h100-int8pth-auto-triton"),
+                 ["TRITON_ATTN"], id="select-h100-int8pth-auto-triton"),
     # Released 0.19.1 source (flash_attn.py supports_kv_cache_dtype accepts any fp8*, then
     # get_fp8_dtype_for_flashattn raises): auto keeps FLASH_ATTN and the engine crashes.
     pytest.param(manifest("0.19.1", dtype="fp8_e5m2", kv_scales="none"), "KV301",
                  ["FLASH_ATTN", "fp8_e5m2"], id="0.19.1-h100-e5m2-auto-crashes-in-flash-attn"),
-    # vllm.md §3.2: A100 runs FA2 (no FP8) so FLASH_ATTN is skipped.
+    # fa_utils.py get_flash_attn_version: A100 runs FA2 (no FP8) so FLASH_ATTN is skipped.
     pytest.param(manifest("0.33.0", gpu="A100-80GB", kv_scales="none"), "KV307",
-                 ["FLASH_ATTN", "A100"], id="3.2-a100-fp8-auto-moves"),
-    # vllm.md §9.1: pinned FLASH_ATTN never takes e5m2.
+                 ["FLASH_ATTN", "A100"], id="select-a100-fp8-auto-moves"),
+    # fa_utils.py flash_attn_supports_kv_cache_dtype: pinned FLASH_ATTN never takes e5m2.
     pytest.param(manifest("0.33.0", dtype="fp8_e5m2", backend="FLASH_ATTN", kv_scales="none"), "KV301",
-                 ["FLASH_ATTN", "fp8_e5m2"], id="9.1-flash-attn-e5m2-pinned"),
-    # vllm.md §9.1: FLASH_ATTN FP8 needs FA3 on SM90; L40S is SM89.
+                 ["FLASH_ATTN", "fp8_e5m2"], id="flash-attn-e5m2-pinned"),
+    # fa_utils.py: FLASH_ATTN FP8 needs FA3 on SM90; L40S is SM89.
     pytest.param(manifest("0.33.0", gpu="L40S-48GB", backend="FLASH_ATTN", kv_scales="none"), "KV305",
-                 ["FLASH_ATTN"], id="9.1-flash-attn-fp8-sm89"),
-    # vllm.md §9.3: static per-head scales need FLASH_ATTN with FA >= 3.
+                 ["FLASH_ATTN"], id="flash-attn-fp8-sm89"),
+    # flash_attn.py supports_per_head_quant_scales: static per-head scales need FLASH_ATTN with FA >= 3.
     pytest.param(manifest("0.33.0", backend="TRITON_ATTN", kv_scales="per-head",
                           extra="").replace("  dtype: fp8\n", "  dtype: fp8\n  scales: {granularity: per-head, source: checkpoint}\n"),
-                 "KV302", ["TRITON_ATTN"], id="9.3-per-head-on-triton"),
+                 "KV302", ["TRITON_ATTN"], id="per-head-on-triton"),
     pytest.param(manifest("0.33.0", gpu="A100-80GB", kv_scales="per-head").replace(
         "  dtype: fp8\n", "  dtype: fp8\n  scales: {granularity: per-head, source: checkpoint}\n"),
-                 "KV302", ["No valid attention backend"], id="9.3-per-head-auto-a100-no-backend"),
-    # vllm.md §9.2: per-token-head pinned elsewhere.
+                 "KV302", ["No valid attention backend"], id="per-head-auto-a100-no-backend"),
+    # per-token-head pinned elsewhere (only triton_attn.py lists the dtypes).
     pytest.param(manifest("0.33.0", dtype="fp8_per_token_head", backend="FLASHINFER", kv_scales="none"), "KV303",
-                 ["FLASHINFER", "TRITON_ATTN"], id="9.2-per-token-head-on-flashinfer"),
-    # vllm.md §0.1: per-token-head dtypes arrived in 0.20, int4 in 0.25.
+                 ["FLASHINFER", "TRITON_ATTN"], id="per-token-head-on-flashinfer"),
+    # vllm/config/cache.py CacheDType: per-token-head dtypes arrived in 0.20, int4 in 0.25.
     pytest.param(manifest("0.19.1", dtype="fp8_per_token_head", backend="TRITON_ATTN", kv_scales="none"), "KV205",
-                 ["0.19.1", "fp8_per_token_head"], id="0.1-pth-before-0.20"),
+                 ["0.19.1", "fp8_per_token_head"], id="release-pth-before-0.20"),
     pytest.param(manifest("0.24.0", dtype="int4_per_token_head", backend="TRITON_ATTN", kv_scales="none"), "KV205",
-                 ["int4_per_token_head"], id="0.1-int4-pth-before-0.25"),
-    # vllm.md §0.1 / §9.5: VLLM_ATTENTION_BACKEND ignored from 0.15.
+                 ["int4_per_token_head"], id="release-int4-pth-before-0.25"),
+    # vllm/envs.py: VLLM_ATTENTION_BACKEND ignored from 0.15.
     pytest.param(manifest("0.15.0", extra="").replace('  version: "0.15.0"', '  version: "0.15.0"\n  env: {VLLM_ATTENTION_BACKEND: FLASHINFER}'),
-                 "KV313", ["VLLM_ATTENTION_BACKEND", "0.15.0"], id="0.1-env-backend-ignored-0.15"),
-    # vllm.md §0.1: skip layers need 0.19.
+                 "KV313", ["VLLM_ATTENTION_BACKEND", "0.15.0"], id="release-env-backend-ignored-0.15"),
+    # vllm/config/cache.py kv_cache_dtype_skip_layers (PR #33695): skip layers need 0.19.
     pytest.param(manifest("0.18.0").replace("  dtype: fp8\n", "  dtype: fp8\n  skip_layers: [0]\n"), "KV312",
-                 ["0.18.0"], id="0.1-skip-layers-before-0.19"),
-    # vllm.md §5: calculate_kv_scales removed in 0.28.
+                 ["0.18.0"], id="release-skip-layers-before-0.19"),
+    # vllm/config/cache.py: calculate_kv_scales removed in 0.28.
     pytest.param(manifest("0.28.0", kv_scales="none").replace("  dtype: fp8\n", "  dtype: fp8\n  scales: {source: warmup}\n"),
-                 "KV503", ["0.28.0"], id="5-warmup-removed-0.28"),
-    # vllm.md §5: e5m2 with checkpoint scales raises.
+                 "KV503", ["0.28.0"], id="scales-warmup-removed-0.28"),
+    # attention.py L205-220 (v0.33.0): e5m2 with checkpoint scales raises.
     pytest.param(manifest("0.33.0", dtype="fp8_e5m2", backend="FLASHINFER"), "KV308",
-                 ["fp8_e5m2"], id="5-e5m2-checkpoint-scales"),
-    # vllm.md §9.6: out-of-range and unknown skip entries are ignored silently.
+                 ["fp8_e5m2"], id="scales-e5m2-checkpoint-scales"),
+    # attention.py L299-320 (no validation): out-of-range and unknown skip entries are ignored silently.
     pytest.param(manifest("0.33.0", kv_scales="none").replace("  dtype: fp8\n", "  dtype: fp8\n  skip_layers: [96]\n"),
-                 "KV401", ["96", "32 layers"], id="9.6-skip-out-of-range"),
+                 "KV401", ["96", "32 layers"], id="skip-out-of-range"),
     pytest.param(manifest("0.33.0", kv_scales="none").replace("  dtype: fp8\n", "  dtype: fp8\n  skip_layers: [full_attention]\n"),
-                 "KV402", ["full_attention"], id="9.6-skip-unrecognized"),
-    # vllm.md §9.8: auto becomes fp8 with a checkpoint KV scheme.
-    pytest.param(manifest("0.33.0", dtype="auto"), "KV314", ["fp8"], id="9.8-auto-is-fp8"),
-    # engines.md §1.6/§2: SGLang and TensorRT-LLM take per-tensor scales only.
+                 "KV402", ["full_attention"], id="skip-unrecognized"),
+    # attention.py L288: auto becomes fp8 with a checkpoint KV scheme.
+    pytest.param(manifest("0.33.0", dtype="auto"), "KV314", ["fp8"], id="auto-is-fp8"),
+    # sglang kv_cache.py, TensorRT-LLM gpt-attention.md: per-tensor scales only.
     pytest.param(manifest("1.2.1", engine="tensorrt-llm", kv_scales="per-head").replace(
         "  dtype: fp8\n", "  dtype: fp8\n  scales: {granularity: per-head, source: checkpoint}\n"),
                  "KV304", ["tensorrt-llm", "per-head"], id="engines-trtllm-per-tensor-only"),
@@ -135,7 +135,7 @@ def test_pinned_backend_that_accepts_everything_is_clean(tmp_path) -> None:
 
 
 def test_env_backend_mapped_with_deprecation_is_not_ignored_on_0_13(tmp_path) -> None:
-    # vllm.md §0.1: 0.13-0.14 map VLLM_ATTENTION_BACKEND to --attention-backend (it still works).
+    # vllm/config/attention.py L83 (v0.14.0): 0.13-0.14 map VLLM_ATTENTION_BACKEND to --attention-backend (it still works).
     text = manifest("0.13.0").replace('  version: "0.13.0"', '  version: "0.13.0"\n  env: {VLLM_ATTENTION_BACKEND: FLASHINFER}')
     assert "KV313" not in codes(diagnostics(text, tmp_path))
 
@@ -156,7 +156,7 @@ def test_finding_points_at_the_offending_value(tmp_path) -> None:
 
 
 def test_kv303_remedy_is_checked_on_the_gpu(tmp_path) -> None:
-    """vllm.md §2: TRITON_ATTN is the only per-token-head backend, and it raises for FP8 below SM89."""
+    """triton_attn.py (v0.33.0): TRITON_ATTN is the only per-token-head backend, and it raises for FP8 below SM89."""
     hopper = codes(diagnostics(manifest("0.25.1", dtype="fp8_per_token_head", backend="FLASH_ATTN", kv_scales="none"), tmp_path))
     assert hopper["KV303"].endswith("pin TRITON_ATTN")
     ampere = codes(diagnostics(manifest("0.25.1", gpu="A100-80GB", dtype="fp8_per_token_head", backend="FLASH_ATTN",

@@ -1,4 +1,5 @@
-"""config.json -> geometry, against the numbers in shared/reference/models.md."""
+"""config.json -> geometry, against each model's published geometry (the model catalog and
+tests/fixtures/model_facts.json cite the upstream files)."""
 
 from __future__ import annotations
 

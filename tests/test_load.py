@@ -330,7 +330,7 @@ def test_json_syntax_error_is_kv001(workspace, write):
 
 
 def test_yaml12_exponent_floats_are_numbers():
-    # SPEC section 2 writes `weights: {params: 70.6e9}`; YAML 1.1 resolvers read that as a string.
+    # docs/manifest.md writes `weights: {params: 70.6e9}`; YAML 1.1 resolvers read that as a string.
     data = load_text("a: 70.6e9\nb: 1e9\nc: '1e9'\nd: 1.5e+3\ne: v1e9\n", "x.yaml").documents[0].data
     assert data == {"a": 70.6e9, "b": 1e9, "c": "1e9", "d": 1500.0, "e": "v1e9"}
 

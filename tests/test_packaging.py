@@ -2,7 +2,7 @@
 
 The wheel test builds kvlint, installs it into a fresh virtual environment outside the source
 tree (no system site-packages), and runs it from an unrelated directory, so schemas/ and rules/
-must resolve from site-packages. The import test checks DESIGN.md's rule that `kvlint check`
+must resolve from site-packages. The import test checks the design rule that `kvlint check`
 imports neither torch nor numpy, in the development environment where both may be installed.
 """
 

@@ -1,4 +1,4 @@
-"""Output formats: json (SPEC section 4 exactly), sarif (validated), github, full, concise."""
+"""Output formats: json (exactly the documented object, README.md), sarif (validated), github, full, concise."""
 
 from __future__ import annotations
 

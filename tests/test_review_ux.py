@@ -2,12 +2,12 @@
 
 - KV501 no longer fires on fp8_e5m2: its remediation (calibrate, set model.kv_scales) would walk
   straight into KV308 (vLLM refuses e5m2 with checkpoint KV scales), and vLLM prints no unit-scale
-  warning for e5m2 (shared/reference/vllm.md §5, "Scale sources").
+  warning for e5m2 (vllm/model_executor/layers/quantization/kv_cache.py, v0.33.0).
 - KV302 on ROCm names the backend the manifest pinned: FLASH_ATTN there is ROCM_AITER_FA, which
-  has no per-head scales (vllm.md §3.3, §9.10), and the help says no ROCm backend has them.
+  has no per-head scales (rocm_aiter_fa.py get_name() is "FLASH_ATTN"), and the help says no ROCm backend has them.
 - KV301/KV305 say when `attention_backend: auto` picked the backend (SGLang picks by GPU without
-  checking the dtype, engines.md §1.2-§1.3), instead of reading as if the manifest had pinned it.
-- KV605's help covers block-scaled FP4, whose 1/16 scales are part of the format (domain.md §2).
+  checking the dtype: server_args.py _handle_attention_backend_compatibility), instead of reading as if the manifest had pinned it.
+- KV605's help covers block-scaled FP4, whose 1/16 scales are part of the format (docs/scales.md).
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def test_kv301_says_auto_picked_the_sglang_backend(write) -> None:
 
 def test_kv305_says_auto_picked_triton(write) -> None:
     # Phi-3 (head 96) on an A10G: FLASH_ATTN runs FA2 (no FP8), FlashInfer lacks head 96, so auto
-    # lands on TRITON_ATTN, which raises for FP8 below SM89 (vllm.md §2, §3.2).
+    # lands on TRITON_ATTN, which raises for FP8 below SM89 (triton_attn.py L510-524, cuda.py priority lists).
     auto = _deployment("vllm", "0.33.0", "A10G", "fp8", model="microsoft/Phi-3-mini-4k-instruct")
     found = _by_code(_diags(write, auto))
     assert found["KV307"]["severity"] == "warning"

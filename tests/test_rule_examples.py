@@ -128,7 +128,7 @@ def test_codes_and_names_are_unique():
 
 
 def test_spec_required_codes_keep_their_names():
-    # SPEC section 5: these codes and names are a contract; only the ones already written are checked.
+    # Rule codes and names are a contract (docs/rules/README.md); only the ones already written are checked.
     spec = {
         "KV001": "yaml-syntax", "KV002": "duplicate-key", "KV003": "empty-document", "KV004": "unsafe-yaml",
         "KV101": "missing-required", "KV102": "unknown-property", "KV103": "wrong-type",

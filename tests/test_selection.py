@@ -1,7 +1,8 @@
-"""Auto-selection outcomes, from shared/reference/vllm.md §3.2/§3.4 and the release sources.
+"""Auto-selection outcomes, from the release sources (vllm-project/vllm `vllm/platforms/cuda.py`
+`_get_backend_priorities` and `get_attn_backend_cls` at v0.33.0, L240-392 at v0.11.0; `rocm.py`).
 
-Each row states a fact from the reference (or the release source named in the comment), not
-output copied from the code.
+Each row states a fact read in the release source named in the comment, not output copied from
+the code.
 """
 
 import pytest
@@ -19,7 +20,7 @@ def catalog():
 
 # (release, gpu, dtype, has_sinks, expected backend, expected first choice, engine fails?)
 CASES = [
-    # vllm.md §3.2 table (v0.33.0): H100 fp8_e5m2 -> FA invalid (e5m2) -> FLASHINFER
+    # cuda.py (v0.33.0): H100 fp8_e5m2 -> FA invalid (e5m2) -> FLASHINFER
     ("0.33.0", H100, "fp8_e5m2", False, "FLASHINFER", "FLASH_ATTN", False),
     ("0.25.1", H100, "fp8_e5m2", False, "FLASHINFER", "FLASH_ATTN", False),
     # v0.19.1 flash_attn.py L168: startswith("fp8") passes validation on FA3/SM90; then
@@ -27,21 +28,21 @@ CASES = [
     ("0.19.1", H100, "fp8_e5m2", False, "FLASH_ATTN", "FLASH_ATTN", True),
     # v0.11.0: FA on SM90 is chosen for fp8 kv (hard-coded), FA raises for e5m2 (L103-107)
     ("0.11.0", H100, "fp8_e5m2", False, "FLASH_ATTN", "FLASH_ATTN", True),
-    # §3.2: H100 int8_per_token_head -> FA and FlashInfer invalid -> TRITON_ATTN
+    # cuda.py: H100 int8_per_token_head -> FA and FlashInfer invalid -> TRITON_ATTN
     ("0.33.0", H100, "int8_per_token_head", False, "TRITON_ATTN", "FLASH_ATTN", False),
     ("0.25.1", H100, "int8_per_token_head", False, "TRITON_ATTN", "FLASH_ATTN", False),
     # v0.20.0 flash_attn.py L188-193: is_quantized_kv_cache -> FA3/SM90 passes; FA then fails
     ("0.20.0", H100, "int8_per_token_head", False, "FLASH_ATTN", "FLASH_ATTN", True),
-    # §3.2: A100 fp8 -> FA2 invalid -> FLASHINFER
+    # cuda.py: A100 fp8 -> FA2 invalid -> FLASHINFER
     ("0.33.0", A100, "fp8", False, "FLASHINFER", "FLASH_ATTN", False),
     ("0.25.1", A100, "fp8", False, "FLASHINFER", "FLASH_ATTN", False),
     ("0.19.1", A100, "fp8", False, "FLASHINFER", "FLASH_ATTN", False),
-    # §3.4 (v0.11.0 cuda.py): "(has_sink or fp8 kv) and not SM90 -> Triton"; Triton E4M3
+    # v0.11.0 cuda.py L240-392: "(has_sink or fp8 kv) and not SM90 -> Triton"; Triton E4M3
     # does not compile below SM89 (vllm#26431, reported on v0.11.0)
     ("0.11.0", A100, "fp8", False, "TRITON_ATTN", "TRITON_ATTN", True),
-    # §3.2: H100 nvfp4 -> no CUDA backend except FLASHINFER on SM100 -> ValueError
+    # cuda.py: H100 nvfp4 -> no CUDA backend except FLASHINFER on SM100 -> ValueError
     ("0.33.0", H100, "nvfp4", False, None, "FLASH_ATTN", True),
-    # §3.2: A100/L40S with sinks (gpt-oss) -> TRITON_ATTN
+    # cuda.py: A100/L40S with sinks (gpt-oss) -> TRITON_ATTN
     ("0.33.0", A100, "auto", True, "TRITON_ATTN", "FLASH_ATTN", False),
     ("0.33.0", L40S, "auto", True, "TRITON_ATTN", "FLASH_ATTN", False),
     ("0.19.1", L40S, "auto", True, "TRITON_ATTN", "FLASH_ATTN", False),
@@ -50,7 +51,7 @@ CASES = [
     ("0.33.0", H100, "fp8", False, "FLASH_ATTN", "FLASH_ATTN", False),
     ("0.19.1", H100, "auto", False, "FLASH_ATTN", "FLASH_ATTN", False),
     ("0.11.0", H100, "fp8", False, "FLASH_ATTN", "FLASH_ATTN", False),
-    # SM100 list starts with FLASHINFER (§3.2), which takes fp8
+    # SM100 list starts with FLASHINFER (cuda.py _get_backend_priorities), which takes fp8
     ("0.33.0", B200, "fp8", False, "FLASHINFER", "FLASHINFER", False),
     ("0.33.0", B200, "nvfp4", False, "FLASHINFER", "FLASHINFER", False),
 ]
@@ -73,7 +74,7 @@ def test_vllm_auto_selection(catalog, version, gpu, dtype, sinks, backend, first
 
 
 def test_a100_fp8_without_flashinfer_goes_to_triton_and_fails(catalog):
-    # §3.2: "FLASHINFER, or TRITON_ATTN if FlashInfer is not installed — and TRITON then raises below SM89"
+    # cuda.py: "FLASHINFER, or TRITON_ATTN if FlashInfer is not installed — and TRITON then raises below SM89"
     release = catalog.release("vllm", "0.33.0")
     sel = predict_backend(release, A100, "nvidia", "fp8", 128, False, missing_packages={"flashinfer"})
     assert sel.backend == "TRITON_ATTN"
@@ -90,7 +91,7 @@ def test_fallback_reason_names_the_rejected_dtype(catalog):
 
 
 def test_per_head_scales_only_flash_attn_fa3(catalog):
-    # §5 / §9.3: per-head scales need FLASH_ATTN with FA>=3; otherwise auto errors
+    # flash_attn.py supports_per_head_quant_scales: per-head scales need FLASH_ATTN with FA>=3; otherwise auto errors
     release = catalog.release("vllm", "0.19.1")
     assert predict_backend(release, H100, "nvidia", "fp8", 128, False, per_head_scales=True).backend == "FLASH_ATTN"
     sel = predict_backend(release, L40S, "nvidia", "fp8", 128, False, per_head_scales=True)
@@ -98,19 +99,19 @@ def test_per_head_scales_only_flash_attn_fa3(catalog):
 
 
 def test_mla_flashmla_block_size(catalog):
-    # §2/§3.2: on SM90 the MLA order is FLASH_ATTN_MLA, FLASHMLA, ...; FLASH_ATTN_MLA takes no fp8
+    # cuda.py: on SM90 the MLA order is FLASH_ATTN_MLA, FLASHMLA, ...; FLASH_ATTN_MLA takes no fp8
     release = catalog.release("vllm", "0.33.0")
     sel = predict_backend(release, H100, "nvidia", "fp8", 576, True)
     assert sel.first_choice == "FLASH_ATTN_MLA"
     assert sel.backend == "FLASHMLA"
-    # v0.11.0: FLASHMLA with block_size != 64 falls through (§3.4)
+    # v0.11.0: FLASHMLA with block_size != 64 falls through (v0.11.0 cuda.py)
     old = catalog.release("vllm", "0.11.0")
     sel = predict_backend(old, H100, "nvidia", "auto", 576, True, block_size=16)
     assert sel.backend != "FLASHMLA"
 
 
 def test_rocm_order_starts_with_rocm_attn(catalog):
-    # §3.3: ROCM_ATTN first; per-token-head goes to TRITON_ATTN
+    # rocm.py L531, L775: ROCM_ATTN first; per-token-head goes to TRITON_ATTN
     release = catalog.release("vllm", "0.33.0")
     assert predict_backend(release, None, "amd", "fp8", 128, False).backend == "ROCM_ATTN"
     assert predict_backend(release, None, "amd", "int8_per_token_head", 128, False).backend == "TRITON_ATTN"

@@ -130,7 +130,7 @@ def test_uncalibrated_int8_fails_the_error_check():
 
 
 def test_measured_bytes_follow_vllm_per_token_head_formula():
-    # vLLM TRITON_ATTN: 2 * Hkv * (D_data + 4) bytes per token per layer (vllm.md 2.1).
+    # vLLM TRITON_ATTN: 2 * Hkv * (D_data + 4) bytes per token per layer (triton_attn.py L318-345 at v0.25.1).
     hkv, d, bs, layers = 2, 64, 16, 2
     expected = {
         "fp8_per_token_head": 2 * hkv * (d + 4),
@@ -374,7 +374,7 @@ def test_internal_error_exits_2_without_traceback(monkeypatch):
 
 
 def test_break_even_matches_domain_worked_example():
-    # domain.md section 10, Llama-3.1-8B on vLLM 0.19.1: 0.14 ms / 2.0e-05 ms per token = 7,000.
+    # vLLM FP8 KV-cache blog (2026-04-22), Llama-3.1-8B on vLLM 0.19.1: 0.14 ms / 2.0e-05 ms per token = 7,000.
     bf16 = {"slope_ms_per_token": 4.37e-05, "intercept_ms": 6.44}
     fp8 = {"slope_ms_per_token": 2.37e-05, "intercept_ms": 6.58}
     assert break_even(fp8, bf16) == pytest.approx(7000, rel=1e-6)

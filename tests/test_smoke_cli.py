@@ -39,7 +39,7 @@ def test_smoke_measures_what_capacity_predicts(name: str) -> None:
 
 
 def test_per_token_head_block_is_1056_kib_per_domain_md() -> None:
-    """domain.md §4: Llama-3.1-8B geometry, FP8 per-token-head, 16-token block = 1,056 KiB."""
+    """docs/capacity.md: Llama-3.1-8B geometry, FP8 per-token-head, 16-token block = 1,056 KiB."""
     pytest.importorskip("torch")
     path = str(REPO / "examples" / "vllm-per-token-head-triton.yaml")
     result = CliRunner().invoke(main, ["smoke", path, "--device", "cpu", "--format", "json", "--layers", "1"])

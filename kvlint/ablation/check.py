@@ -12,7 +12,7 @@ Each expanded variant goes through the same schema, resolve, capacity and rule s
 Deployment. Its findings are moved onto the ablation file: a field the variant overrides points at
 the override, an inherited field at the base's line (or, for a base given as a path, at the
 variant's name). The sequence itself is checked by KV701 (one axis per step) and KV702 (the
-domain.md section 9 steps, results recorded in order) over an ablation facts document.
+recommended steps of docs/ablations.md, results recorded in order) over an ablation facts document.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from kvlint.schema import MANIFEST_SCHEMA, schema_findings, validate_document
 
 BASE_UNAVAILABLE = "KV703"
 
-# The recommended sequence (domain.md section 9), in order: (key, label).
+# The recommended sequence (docs/ablations.md), in order: (key, label).
 RECOMMENDED_STEPS: Tuple[Tuple[str, str], ...] = (
     ("baseline", "the BF16 (unquantized) baseline"),
     ("fp8-per-tensor-uncalibrated", "uncalibrated per-tensor FP8 (unit scales, no skip set)"),

@@ -1,4 +1,4 @@
-"""`kvlint ablate`: the recommended four-step ablation (domain.md section 9) for a deployment.
+"""`kvlint ablate`: the recommended four-step ablation (docs/ablations.md) for a deployment.
 
 BF16 baseline -> FP8 with uncalibrated per-tensor scales -> FP8 with calibrated per-head scales ->
 the same with the suspected layer group kept at the model dtype. The base is the deployment itself
@@ -54,7 +54,7 @@ def result_placeholders(max_model_len: Optional[int]) -> Dict[str, Any]:
 
 
 def suspected_skip_set(facts: Dict[str, Any]) -> List[Any]:
-    """Sliding-window layers when the model has them (domain.md section 5: they retain only their
+    """Sliding-window layers when the model has them (docs/capacity.md: they retain only their
     window, so keeping them at BF16 costs almost nothing); otherwise the first and last layers,
     the usual outlier-heavy suspects."""
     model = facts.get("model") or {}
@@ -130,7 +130,7 @@ def recommended_ablation(data: Dict[str, Any], facts: Dict[str, Any], source_dir
         "apiVersion": "kvlint/v1",
         "kind": "Ablation",
         "metadata": {"name": ablation_name,
-                     "description": f"Four-step KV-cache ablation of {name} (domain.md section 9), one axis per step."},
+                     "description": f"Four-step KV-cache ablation of {name} (docs/ablations.md), one axis per step."},
         "base": base,
         "variants": variants,
     }

@@ -3,7 +3,7 @@
 Everything here is per storage format (`CacheFormatId`), per layer, per token. The engine modules
 (`vllm.py`, `sglang.py`, `trtllm.py`) reuse `format_token_bytes` with per-GPU KV head counts.
 
-Convention for `scale_bytes`: SPEC §4 defines it as "the per-token scale metadata stored beside"
+Convention for `scale_bytes`: the capacity JSON (docs/capacity.md) defines it as "the per-token scale metadata stored beside"
 the quantized data. Dynamic per-token-head scales (vLLM TRITON_ATTN), the FP8 block scales of
 NVFP4/FP4 (one per 16 elements) and the four FP32 scales inside vLLM's `fp8_ds_mla` record all
 grow with tokens, so all of them count as scale bytes. Static per-tensor / per-head scales live
@@ -175,7 +175,7 @@ def retained_positions(layer: LayerGeometry, tokens: int) -> int:
 
 
 # --------------------------------------------------------------------------------------------
-# SPEC §4 `per_token`, `static_scales`, `sequence`
+# `per_token`, `static_scales`, `sequence` of the capacity JSON (docs/capacity.md)
 # --------------------------------------------------------------------------------------------
 
 
@@ -215,7 +215,7 @@ def _whole_model_layers(deployment: Deployment) -> Iterable[Tuple[LayerPlan, int
 
 
 def per_token(deployment: Deployment) -> Optional[PerTokenBytes]:
-    """SPEC §4 `per_token`: whole model, all KV heads, one token held in every layer."""
+    """`per_token` of the capacity JSON: whole model, all KV heads, one token held in every layer."""
     if deployment.model is None or not deployment.layers:
         return None
     model_dtype = deployment.model.dtype
@@ -243,10 +243,10 @@ class StaticScaleBytes:
 
 
 def static_scales(deployment: Deployment) -> Optional[StaticScaleBytes]:
-    """SPEC §4 `static_scales`: calibrated per-layer scales held once per model (FP32).
+    """`static_scales` of the capacity JSON: calibrated per-layer scales held once per model (FP32).
 
     per-tensor: 2 values per layer (K, V), 3 with Q. per-head: Hkv per K and per V,
-    H + 2*Hkv with Q (domain.md §3: 64 + 16 = 80 values = 320 B per layer). Dynamic
+    H + 2*Hkv with Q (64 query + 2 x 8 KV heads = 80 values = 320 B per layer; docs/scales.md). Dynamic
     per-token-head scales are per token (see `per_token`), so they count 0 here; block-scaled
     FP4 formats carry one per-tensor global scale per K and V (counted as per-tensor).
     Skipped (unquantized) layers hold no scales.
@@ -293,7 +293,7 @@ class SequenceBytes:
 
 
 def sequence(deployment: Deployment, tokens: int) -> Optional[SequenceBytes]:
-    """SPEC §4 `sequence`: one sequence of `tokens`, retained token-layer positions, no rounding."""
+    """`sequence` of the capacity JSON: one sequence of `tokens`, retained token-layer positions, no rounding."""
     if deployment.model is None or not deployment.layers:
         return None
     model_dtype = deployment.model.dtype

@@ -59,7 +59,7 @@ def _verbatim(deployment: Deployment) -> Optional[PoolEstimate]:
 
 
 def _memory_basis_notes(deployment: Deployment) -> List[str]:
-    """Say when the device total is a stand-in for what the runtime reports (engines.md §4)."""
+    """Say when the device total is a stand-in for what the runtime reports (e.g. vllm-project/vllm#10511; docs/capacity.md)."""
     basis = deployment.gpu.memory_basis if deployment.gpu else None
     gpu = deployment.gpu.id if deployment.gpu else "the GPU"
     if basis == "nvidia-smi":
@@ -139,7 +139,7 @@ def vllm_pool(deployment: Deployment) -> PoolEstimate:
 
 def sglang_mem_fraction_static(device_bytes: int, tp: int, pp: int) -> float:
     """SGLang's default `mem_fraction_static` heuristic (server_args `_handle_gpu_memory_settings`,
-    v0.5.x; engines.md §1.7): reserve = 512 + max(chunked_prefill, 2048) * 1.5 +
+    python/sglang/srt/server_args.py, v0.5.2): reserve = 512 + max(chunked_prefill, 2048) * 1.5 +
     cuda_graph_max_bs * 2 + tp*pp/8 * 1024 MB (at least 10 GB above 60 GB of memory)."""
     gpu_mb = device_bytes / MiB
     if gpu_mb < 20 * 1024:
@@ -160,7 +160,7 @@ def sglang_mem_fraction_static(device_bytes: int, tp: int, pp: int) -> float:
 
 def sglang_pool(deployment: Deployment) -> PoolEstimate:
     """SGLang `profile_max_num_token`: rest = available_after_weights - total * (1 - mfs),
-    i.e. total * mem_fraction_static - weights - runtime memory (engines.md §1.7)."""
+    i.e. total * mem_fraction_static - weights - runtime memory (python/sglang/srt/model_executor/model_runner.py)."""
     settled, device, notes = _start(deployment)
     if settled is not None:
         return settled
@@ -189,13 +189,13 @@ def sglang_pool(deployment: Deployment) -> PoolEstimate:
 
 def trtllm_pool(deployment: Deployment) -> PoolEstimate:
     """TensorRT-LLM `KvCacheCreator`: free_gpu_memory_fraction (default 0.9) of the memory left
-    after weights and the profiled activation peak (engines.md §2.2-2.3)."""
+    after weights and the profiled activation peak (tensorrt_llm/_torch/pyexecutor/_util.py `KvCacheCreator`)."""
     settled, device, notes = _start(deployment)
     if settled is not None:
         return settled
     fraction = deployment.memory.gpu_memory_utilization
     if fraction is None:
-        fraction = deployment.memory.default_memory_fraction or 0.9  # engines.md §2.2
+        fraction = deployment.memory.default_memory_fraction or 0.9  # KvCacheConfig default (tensorrt_llm/llmapi/llm_args.py)
         notes.append(f"free_gpu_memory_fraction defaulted to TensorRT-LLM's {fraction}")
     else:
         notes.append(f"free_gpu_memory_fraction {fraction} (memory.free_gpu_memory_fraction or "

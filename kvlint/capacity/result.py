@@ -1,4 +1,4 @@
-"""`CapacityResult`: the capacity stage's frozen output, and its SPEC §4 JSON form."""
+"""`CapacityResult`: the capacity stage's frozen output, and its JSON form (docs/capacity.md)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ class LayerGroupCapacity:
 
 @dataclass(frozen=True)
 class EngineCapacity:
-    """SPEC §4 `engine`: what the engine allocates and reports on one GPU."""
+    """`engine` of the capacity JSON: what the engine allocates and reports on one GPU."""
 
     engine: str
     version: str
@@ -168,7 +168,7 @@ class CapacityResult:
         }
 
     def to_json(self) -> Dict[str, Any]:
-        """The SPEC §4 object (all byte counts int), plus extra fields after the required ones."""
+        """The capacity JSON object of docs/capacity.md (all byte counts int), plus extra fields after the required ones."""
         per_token = None
         if self.per_token is not None:
             pt = self.per_token

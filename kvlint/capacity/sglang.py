@@ -1,5 +1,5 @@
 """SGLang KV-cache accounting (python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py,
-older `model_runner.py` `profile_max_num_token`; shared/reference/engines.md §1.4 and §1.7).
+older `model_runner.py` `profile_max_num_token`; sgl-project/sglang v0.5.x; docs/capacity.md).
 
     cell = sum over the stage's layers of bytes per token (kv heads per attention-TP rank)
     max_total_num_tokens = pool // cell  -> // page_size * page_size, min over PP ranks

@@ -1,6 +1,6 @@
 """TensorRT-LLM KV-cache accounting (tensorrt_llm/_torch/pyexecutor/resource_manager.py
 `KVCacheManager.get_cache_size_per_token`, `_util.py` `KvCacheCreator`,
-`calculate_max_num_blocks`; shared/reference/engines.md §2.3).
+`calculate_max_num_blocks`; NVIDIA/TensorRT-LLM 1.x, cited by path; docs/capacity.md).
 
     n = elements per token over the stage's attention layers (2*Hkv*D per layer, MLA: latent)
     kv_size = n (fp8, int8) | 2n (bf16/fp16) | ceil(n/2) + ceil(n/16) (nvfp4)

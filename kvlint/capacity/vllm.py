@@ -1,7 +1,7 @@
 """vLLM v1 KV-cache accounting, release by release (0.11 -> 0.33).
 
 Mirrors, in pure Python, what one vLLM worker does between the memory profile and the
-"GPU KV cache size" log line (shared/reference/vllm.md §4, §6, §11):
+"GPU KV cache size" log line (vllm-project/vllm v0.11.0-v0.33.0; walked through in docs/capacity.md):
 
 1. per-layer spec: storage format (skip layers at the model dtype, >= 0.19), bytes per token
    (`vllm/v1/kv_cache_interface.py` `AttentionSpec.page_size_bytes`; TRITON_ATTN inline scales),
@@ -11,7 +11,7 @@ Mirrors, in pure Python, what one vLLM worker does between the memory profile an
    VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE turns every window layer into full
    attention (`unify_hybrid_kv_cache_specs`);
 3. skip-layer block alignment from 0.25 (`Platform._align_heterogeneous_kv_block_size`,
-   vllm/platforms/interface.py L826 at v0.33.0; vllm.md §4 and §11 errata);
+   vllm/platforms/interface.py L826 at v0.33.0);
 4. grouping (`get_kv_cache_groups`, kv_cache_planning.py L1113 at v0.33.0, kv_cache_utils.py
    <= 0.32): one group, one `UniformTypeKVCacheSpecs` group, or page unification
    (`unify_kv_cache_spec_page_size`) + uniform-page groups of G layers with padding layers
@@ -128,7 +128,7 @@ def inflight_tokens(deployment: Deployment, notes: List[str]) -> int:
 
 
 def _blocks_per_request(spec: _LayerSpec, max_model_len: int, inflight: int) -> int:
-    """`max_memory_usage_bytes / page_size_bytes` per spec type (vllm.md §6.2)."""
+    """`max_memory_usage_bytes / page_size_bytes` per spec type (vllm/v1/kv_cache_interface.py, v0.33.0)."""
     b = spec.block_size
     if spec.kind == "sliding" and spec.window is not None:
         return _cdiv(min(spec.window - 1 + inflight, max_model_len), b) + 1
@@ -198,7 +198,7 @@ def _layer_specs(deployment: Deployment, plans: Sequence[LayerPlan],
                      "(added in 0.19): the skip set is ignored and every layer is quantized")
     if int4_sliding_as_int8 and any(s.fmt == "int4_per_token_head" and s.kind == "sliding" for s in specs):
         notes.append("vLLM 0.25-0.27 SlidingWindowSpec sizes int4_per_token_head pages as int8 "
-                     "(payload not halved), so sliding pages are int8-sized (vllm.md §11)")
+                     "(payload not halved), so sliding pages are int8-sized (vllm/v1/kv_cache_interface.py, v0.25.1)")
     return specs
 
 
@@ -288,7 +288,7 @@ def _plan_stage(deployment: Deployment, plans: Sequence[LayerPlan],
             error = ("vLLM would fail at start-up: unify_kv_cache_spec_page_size asserts on a "
                      f"padded sliding-window page ({s.page} B) smaller than another layer's "
                      f"page ({max_page} B); seen with a skip set naming a full-attention layer "
-                     "on a sliding-window model (vllm.md §11)")
+                     "on a sliding-window model (seen on vLLM 0.25.1 and 0.33.0)")
             return _StagePlan((), 0, primary_block, error, naive)
         if max_page % s.page == 0:
             unified.append(replace(s, block_size=s.block_size * (max_page // s.page)))

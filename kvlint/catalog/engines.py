@@ -457,7 +457,8 @@ class BackendInfo:
             ok, msg, src = self._gate("per_head_scales", q)
             if not ok:
                 # ROCm AITER FA answers to FLASH_ATTN: say so, or "ROCM_AITER_FA" puzzles a manifest
-                # that pinned FLASH_ATTN (vllm.md §3.3, §9.10).
+                # that pinned FLASH_ATTN (AiterFlashAttentionBackend.get_name() returns "FLASH_ATTN":
+                # vllm/v1/attention/backends/rocm_aiter_fa.py, v0.33.0).
                 alias = (f" (what {self.reported_name} selects on {', '.join(self.platforms)})"
                          if self.reported_name and self.reported_name != self.name else "")
                 probs.append(Problem("per_head_scales", gate_stage,

@@ -4,11 +4,13 @@ vLLM instantiates the transformers config class, so class defaults and `__post_i
 apply before it reads any KV field; a raw-JSON reading gets Gemma 3 (heads, head_dim absent),
 Qwen (window disabled by `use_sliding_window: false`) and Mistral (absent `sliding_window` means
 4096) wrong. This module reproduces the parts of that logic that decide the KV geometry, citing
-the code each rule mirrors (shared/reference/models.md sections 3 and 4). Plain `json` only:
+the code each rule mirrors (vllm-project/vllm `vllm/config/model.py`,
+`vllm/transformers_utils/config.py` and `vllm/model_executor/models/*.py` at v0.11.0 and v0.33.0;
+huggingface/transformers `configuration_*.py`). Plain `json` only:
 transformers is never imported.
 
 Also here: `manifest_geometry_overrides`, which applies a manifest's `model.geometry` block
-(SPEC section 2) on top of catalog or config geometry.
+(docs/manifest.md) on top of catalog or config geometry.
 """
 
 from __future__ import annotations
@@ -125,7 +127,7 @@ _QWEN_TYPES = frozenset({"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"})
 
 # transformers config-class defaults that matter for KV geometry, applied only when the key is
 # ABSENT from config.json (an explicit null stays null). Sources: configuration_<model>.py in
-# transformers 4.57.1 / 5.20.2 (models.md section 0).
+# transformers 4.57.1 / 5.20.2 (huggingface/transformers).
 _CLASS_DEFAULTS: Dict[str, Dict[str, Any]] = {
     # Gemma3TextConfig: the official 4b/12b configs omit heads, head_dim and max positions.
     "gemma3_text": {
@@ -434,7 +436,7 @@ def manifest_geometry_overrides(
     name: str,
     dtype: Optional[str] = None,
 ) -> ModelGeometry:
-    """Apply a manifest's `model.geometry` (SPEC section 2) over `base` (catalog or config
+    """Apply a manifest's `model.geometry` (docs/manifest.md) over `base` (catalog or config
     geometry, or None). Every given field wins; the rest come from `base`. `dtype` (the
     manifest's model.dtype) wins over base's dtype. Raises ConfigError when the result is
     incomplete or inconsistent."""

@@ -1,4 +1,4 @@
-"""`--output-format json`: exactly SPEC section 4."""
+"""`--output-format json`: the documented report object (README.md, "Machine-readable output")."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from kvlint.report.text import format_rule_doc
 INDEX = "README.md"
 DEFAULT_DIR = Path("docs") / "rules"
 
-# What the first digit of a built-in code stands for (SPEC section 5).
+# What the first digit of a built-in code stands for (the rule families of docs/rules/README.md).
 FAMILIES = {
     "KV0": "Input (load stage)",
     "KV1": "Schema",

@@ -236,7 +236,8 @@ class FactsBuilder:
         checkpoint = self.facts["model"]["kv_scales"]
         auto_quantized = False
         if dtype_literal == "auto" and checkpoint != "none" and engine_name == "vllm":
-            # vLLM: a checkpoint KV scheme turns `auto` into fp8 (vllm.md §9.8).
+            # vLLM: a checkpoint KV scheme turns `auto` into fp8 (`Attention.__init__`,
+            # vllm/model_executor/layers/attention/attention.py L288, v0.33.0).
             auto_quantized = True
             fmt = view.storage_format("fp8", mdtype, gpu)
         quantized = fmt is not None and fmt not in UNQUANTIZED_FORMATS

@@ -1,7 +1,7 @@
 """`kvlint smoke`: build the KV layout on the device, run the quantized kernel, prove nothing fell back.
 
 This package imports torch lazily: importing `kvlint.smoke` (as the CLI does to register the
-command) costs nothing; torch is imported by `run_smoke` only. Exit codes (SPEC section 3):
+command) costs nothing; torch is imported by `run_smoke` only. Exit codes (README.md):
 0 passed, 1 failed (a check failed or something fell back), 2 usage or internal error,
 3 could not run here (no torch, no CUDA for --device cuda, nothing buildable). A smoke test that
 did not run is never reported as passed.
@@ -105,6 +105,6 @@ def run_smoke(
             summary["message"] = "some layer groups could not be built here; not a pass"
         renderings = {"json": report.to_json(results, summary), "text": report.to_text(results, summary)}
         return SmokeOutcome(code, renderings[fmt], renderings)
-    except Exception as exc:  # SPEC: exit 2, never a traceback on the terminal
+    except Exception as exc:  # exit 2, never a traceback on the terminal
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return _error(f"internal error: {detail}", fmt)

@@ -77,8 +77,9 @@ def _triton_version() -> Optional[str]:
 
 # Minimum NVIDIA compute capability for a kernel that reads the format natively, with the reason.
 # Triton's fp8e4nv (OCP E4M3) needs SM89 ("supported fp8 dtypes are ('fp8e4b15', 'fp8e5')" below;
-# engines.md section 4, vllm-project/vllm#26431); vLLM TRITON_ATTN raises for fp8 below SM89 and
-# for bf16 below SM80 (vllm.md section 2); FP4 (E2M1) tensor-core formats need SM100 (Blackwell).
+# kvcache-ai/ktransformers#1978, vllm-project/vllm#26431); vLLM TRITON_ATTN raises for fp8 below
+# SM89 and for bf16 below SM80 (vllm/v1/attention/backends/triton_attn.py L510-524, v0.33.0);
+# FP4 (E2M1) tensor-core formats need SM100 (Blackwell).
 _FORMAT_MIN_CAPABILITY: Dict[str, Tuple[Tuple[int, int], str]] = {
     "bf16": ((8, 0), "BF16 attention kernels need SM80+"),
     "fp8_e4m3": ((8, 9), "Triton FP8 E4M3 (fp8e4nv) needs SM89+"),
@@ -93,8 +94,9 @@ _FORMAT_MIN_CAPABILITY: Dict[str, Tuple[Tuple[int, int], str]] = {
     "sglang_fp4": ((10, 0), "FP4 (E2M1) KV kernels need SM100+"),
 }
 
-# Backend-specific floors for quantized caches (vllm.md section 2: FLASH_ATTN FP8 needs FA3 on
-# SM90, or FA4 on SM100 from 0.27; FLASHINFER nvfp4 needs the SM100 family).
+# Backend-specific floors for quantized caches: FLASH_ATTN FP8 needs FA3 on SM90, or FA4 on SM100
+# from 0.27 (vllm/v1/attention/backends/fa_utils.py `flash_attn_supports_kv_cache_dtype`);
+# FLASHINFER nvfp4 needs the SM100 family (vllm/v1/attention/backends/flashinfer.py, v0.33.0).
 _BACKEND_MIN_CAPABILITY: Dict[Tuple[str, str], Tuple[Tuple[int, int], str]] = {
     ("FLASH_ATTN", "fp8_e4m3"): ((9, 0), "FLASH_ATTN reads FP8 only with FA3 (SM90) or FA4 (SM100)"),
     ("FLASHINFER", "nvfp4"): ((10, 0), "FLASHINFER reads NVFP4 only on the SM100 family"),

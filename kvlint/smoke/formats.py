@@ -1,8 +1,8 @@
 """Cache formats as real bytes: quantize K/V into cache cells and read them back (torch).
 
 Every format is stored in the layout of vLLM's TRITON_ATTN paged cache
-(`vllm/v1/attention/backends/triton_attn.py` `get_kv_cache_shape`, v0.20-v0.27; shared/reference
-vllm.md section 2.1): one tensor per layer of shape
+(vllm-project/vllm `vllm/v1/attention/backends/triton_attn.py` `get_kv_cache_shape`, v0.20-v0.27,
+L318-345 at v0.25.1): one tensor per layer of shape
 
     (num_blocks, 2, block_size, num_kv_heads, cell_width)
 

@@ -10,7 +10,9 @@ For each layer group of a deployment (layers sharing geometry and storage format
    reference on the same inputs against the format's tolerance (tolerances.py);
 3. record the kernel that ran (torch.profiler on CUDA, "torch-reference" on CPU);
 4. time one decode step (write one token + attention) against BF16 at a few context lengths and
-   fit `ITL = slope * context + intercept` (domain.md section 10), with the break-even context;
+   fit `ITL = slope * context + intercept` (the fit of the vLLM blog post "The State of FP8
+   KV-Cache and Attention Quantization in vLLM", vllm-project/vllm-project.github.io
+   `_posts/2026-04-22-fp8-kvcache.md`), with the break-even context;
 5. decide whether anything fell back: a cache held wider than planned, a planned kernel that
    cannot run natively on this device, or an importable engine selecting another backend.
 """
@@ -242,7 +244,7 @@ def _linear_fit(xs: Sequence[float], ys: Sequence[float]) -> Dict[str, float]:
 
 
 def break_even(quantized: Dict[str, float], bf16: Dict[str, float]) -> Optional[float]:
-    """(intercept_q - intercept_bf16) / (slope_bf16 - slope_q), domain.md section 10."""
+    """(intercept_q - intercept_bf16) / (slope_bf16 - slope_q), as in that vLLM blog post."""
     dslope = bf16["slope_ms_per_token"] - quantized["slope_ms_per_token"]
     dintercept = quantized["intercept_ms"] - bf16["intercept_ms"]
     if dslope <= 0:

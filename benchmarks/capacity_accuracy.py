@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""How close is `kvlint capacity` to what real engines logged at start-up?
+
+Reads every benchmarks/capacity_logs/*.yaml (real, cited start-up logs; format in that folder's
+README.md), runs the venv's `kvlint capacity --format json` on each file's `manifest:` twice and
+compares with the `logged:` figures:
+
+* as written (no memory.kv_cache_memory): the pool model (device memory x fraction - weights -
+  non-KV estimate) plus the layout arithmetic;
+* with the logged pool given as memory.kv_cache_memory: the layout arithmetic alone (blocks,
+  grouping, the engine's token formula).
+
+Prints one row per log and, per split (fit / holdout / all), the median and maximum absolute
+percentage error of the pool and of the KV token count. `--json` prints the same as JSON.
+Output is deterministic (logs sorted by id, fixed rounding). Accuracy is reported, not asserted.
+
+    .venv/bin/python benchmarks/capacity_accuracy.py [--json] [--split fit|holdout]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import yaml
+
+GiB = 1 << 30
+HERE = Path(__file__).resolve().parent
+LOGS = HERE / "capacity_logs"
+
+# "KV pool = ceil(D B x f) - W B weights - N B non-KV = P B per GPU" (vLLM); SGLang has no ceil().
+POOL_NOTE = re.compile(
+    r"KV pool = (?:ceil\()?([\d,]+) B x ([\d.]+)\)? - ([\d,]+) B weights - ([\d,]+) B non-KV")
+
+
+def load_logs(directory: Path) -> List[dict]:
+    logs = []
+    for path in sorted(directory.glob("*.yaml")):
+        with open(path, encoding="utf-8") as f:
+            doc = yaml.safe_load(f)
+        doc["_path"] = path
+        logs.append(doc)
+    return sorted(logs, key=lambda d: d["id"])
+
+
+def full_manifest(doc: dict) -> dict:
+    """The data file's `manifest:` body as a kvlint/v1 Deployment. apiVersion and kind are implied in
+    the data files so that `kvlint check DIR` does not take them for manifests."""
+    return {"apiVersion": "kvlint/v1", "kind": "Deployment", **doc["manifest"]}
+
+
+def find_kvlint(explicit: Optional[str]) -> List[str]:
+    if explicit:
+        return shlex.split(explicit)
+    venv = Path(sys.executable).parent / "kvlint"
+    if venv.exists():
+        return [str(venv)]
+    found = shutil.which("kvlint")
+    if found:
+        return [found]
+    return [sys.executable, "-m", "kvlint"]
+
+
+def run_capacity(kvlint: List[str], manifests: Dict[str, dict]) -> Dict[str, dict]:
+    """Write each manifest to <tmp>/<id>.yaml, run one `kvlint capacity --format json` over all of
+    them (from the temp dir, so no project kvlint.toml applies) and return the entries by id."""
+    if not manifests:
+        return {}
+    with tempfile.TemporaryDirectory(prefix="kvlint-capacity-logs-") as tmp:
+        files = []
+        for log_id, manifest in sorted(manifests.items()):
+            path = Path(tmp) / f"{log_id}.yaml"
+            path.write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
+            files.append(path.name)
+        proc = subprocess.run(kvlint + ["capacity", "--format", "json", *files], cwd=tmp,
+                              capture_output=True, text=True)
+        if proc.returncode not in (0, 1) or not proc.stdout.strip():
+            raise SystemExit(f"kvlint capacity failed (exit {proc.returncode}):\n{proc.stderr}")
+        entries = json.loads(proc.stdout)
+    return {Path(e["file"]).stem: e for e in entries}
+
+
+def pool_terms(entry: dict) -> Optional[dict]:
+    """Device bytes, fraction, weights and non-KV bytes kvlint used, from its own pool note."""
+    for note in entry.get("assumptions", []):
+        m = POOL_NOTE.search(note)
+        if m:
+            device, fraction, weights, non_kv = m.groups()
+            return {"device": int(device.replace(",", "")), "fraction": float(fraction),
+                    "weights": int(weights.replace(",", "")), "non_kv": int(non_kv.replace(",", ""))}
+    return None
+
+
+def pct(predicted: Optional[float], logged: Optional[float]) -> Optional[float]:
+    if predicted is None or logged in (None, 0):
+        return None
+    return round((predicted - logged) / logged * 100.0, 2)
+
+
+def gib(value: Optional[float]) -> Optional[float]:
+    return None if value is None else round(value / GiB, 3)
+
+
+def compare(logs: List[dict], kvlint: List[str]) -> List[dict]:
+    plain = {d["id"]: full_manifest(d) for d in logs}
+    given = {}
+    for d in logs:
+        pool = d["logged"].get("pool_gib")
+        if pool is not None and pool > 0:
+            manifest = json.loads(json.dumps(full_manifest(d)))
+            manifest.setdefault("memory", {})["kv_cache_memory"] = int(round(pool * GiB))
+            given[d["id"]] = manifest
+    predicted = run_capacity(kvlint, plain)
+    with_pool = run_capacity(kvlint, given)
+
+    rows = []
+    for d in logs:
+        logged = d["logged"]
+        entry = predicted.get(d["id"], {})
+        engine = entry.get("engine") or {}
+        pred_pool = engine.get("pool_bytes_per_gpu")
+        pred_tokens = engine.get("kv_cache_tokens")
+        tokens_given = ((with_pool.get(d["id"]) or {}).get("engine") or {}).get("kv_cache_tokens")
+        log_pool = logged.get("pool_gib")
+        log_tokens = logged.get("kv_tokens")
+        terms = pool_terms(entry) if entry else None
+        row = {
+            "id": d["id"], "split": d["split"], "engine": d["manifest"]["engine"]["name"],
+            "release": d["manifest"]["engine"]["version"], "gpu": d["manifest"]["hardware"]["gpu"],
+            "tp": (d["manifest"].get("parallelism") or {}).get("tensor", 1),
+            "logged_pool_gib": log_pool, "predicted_pool_gib": gib(pred_pool),
+            "pool_error_pct": pct(gib(pred_pool), log_pool),
+            "logged_tokens": log_tokens, "predicted_tokens": pred_tokens,
+            "tokens_error_pct": pct(pred_tokens, log_tokens),
+            "tokens_with_logged_pool": tokens_given,
+            "tokens_error_pct_with_logged_pool": pct(tokens_given, log_tokens),
+        }
+        if terms:
+            row["kvlint_fraction"] = terms["fraction"]
+            row["kvlint_device_gib"] = gib(terms["device"])
+            row["kvlint_weights_gib"] = gib(terms["weights"])
+            row["kvlint_non_kv_gib"] = gib(terms["non_kv"])
+            if log_pool is not None and pred_pool is not None:
+                d_pool = round(gib(pred_pool) - log_pool, 3)
+                row["pool_delta_gib"] = d_pool
+                if logged.get("weights_gib") is not None:
+                    # + means kvlint counts more weight bytes than the engine loaded (its pool shrinks)
+                    d_w = round(gib(terms["weights"]) - logged["weights_gib"], 3)
+                    row["weights_delta_gib"] = d_w
+                    # what the weights do not explain: device total x fraction and non-KV memory
+                    row["other_delta_gib"] = round(d_pool + d_w, 3)
+                if logged.get("total_gpu_memory_gib") is not None:
+                    row["device_delta_gib"] = round(
+                        (gib(terms["device"]) - logged["total_gpu_memory_gib"]) * terms["fraction"], 3)
+        rows.append(row)
+    return rows
+
+
+def summarize(rows: List[dict]) -> Dict[str, dict]:
+    def stats(values):
+        values = [abs(v) for v in values if v is not None]
+        if not values:
+            return {"n": 0, "median_abs_pct": None, "max_abs_pct": None}
+        return {"n": len(values), "median_abs_pct": round(statistics.median(values), 2),
+                "max_abs_pct": round(max(values), 2)}
+
+    out = {}
+    for split in ("fit", "holdout", "all"):
+        chosen = [r for r in rows if split == "all" or r["split"] == split]
+        out[split] = {
+            "logs": len(chosen),
+            "pool": stats(r["pool_error_pct"] for r in chosen),
+            "tokens": stats(r["tokens_error_pct"] for r in chosen),
+            "tokens_with_logged_pool": stats(r["tokens_error_pct_with_logged_pool"] for r in chosen),
+        }
+    return out
+
+
+def fmt(value, spec):
+    if value is None:
+        width = re.match(r"[+]?(\d*)", spec).group(1)
+        return "-".rjust(int(width or 1))
+    return format(value, spec)
+
+
+def print_table(rows: List[dict], summary: Dict[str, dict]) -> None:
+    head = (f"{'id':<38} {'split':<7} {'pool log':>9} {'pred':>9} {'err%':>8} {'dW':>7} {'dOther':>7} "
+            f"{'tokens log':>11} {'pred':>11} {'err%':>8} {'err% w/ pool':>12}")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        print(f"{r['id']:<38} {r['split']:<7} {fmt(r['logged_pool_gib'], '9.2f')} "
+              f"{fmt(r['predicted_pool_gib'], '9.2f')} {fmt(r['pool_error_pct'], '+8.1f')} "
+              f"{fmt(r.get('weights_delta_gib'), '+7.2f')} {fmt(r.get('other_delta_gib'), '+7.2f')} "
+              f"{fmt(r['logged_tokens'], '11,d')} {fmt(r['predicted_tokens'], '11,d')} "
+              f"{fmt(r['tokens_error_pct'], '+8.1f')} {fmt(r['tokens_error_pct_with_logged_pool'], '+12.1f')}")
+    print()
+    print("pool and tokens: absolute % error of kvlint's prediction against the logged figure;")
+    print("dW = kvlint weights - logged weights (GiB); dOther = pool error (GiB) + dW: device x fraction"
+          " and non-KV memory; 'w/ pool' = tokens with the logged pool given as memory.kv_cache_memory")
+    print()
+    print(f"{'split':<8} {'logs':>4}  {'pool n / median / max':>24}  {'tokens n / median / max':>24}  "
+          f"{'tokens w/ logged pool':>24}")
+    for split, s in summary.items():
+        cells = []
+        for key in ("pool", "tokens", "tokens_with_logged_pool"):
+            st = s[key]
+            cells.append(f"{st['n']:>3} / {fmt(st['median_abs_pct'], '6.2f')}% / {fmt(st['max_abs_pct'], '7.2f')}%")
+        print(f"{split:<8} {s['logs']:>4}  {cells[0]:>24}  {cells[1]:>24}  {cells[2]:>24}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print rows and summary as JSON")
+    parser.add_argument("--split", choices=("fit", "holdout"), help="only this split")
+    parser.add_argument("--logs-dir", type=Path, default=LOGS)
+    parser.add_argument("--kvlint", help="kvlint command, e.g. 'python -m kvlint' (default: the kvlint beside "
+                        "this Python)")
+    args = parser.parse_args(argv)
+
+    logs = load_logs(args.logs_dir)
+    if args.split:
+        logs = [d for d in logs if d["split"] == args.split]
+    rows = compare(logs, find_kvlint(args.kvlint))
+    summary = summarize(rows)
+    if args.json:
+        print(json.dumps({"rows": rows, "summary": summary}, indent=2, sort_keys=True))
+    else:
+        print_table(rows, summary)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

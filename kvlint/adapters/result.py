@@ -1,0 +1,273 @@
+"""What an adapter hands back: a kvlint/v1 manifest, its native spans, provenance and problems."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from kvlint.findings import Span
+from kvlint.load import Document, escape_pointer_token
+
+__all__ = [
+    "Adaptation",
+    "Adapted",
+    "FlagUse",
+    "ManifestBuilder",
+    "Problem",
+    "Reference",
+    "pointer",
+    "problem_code",
+    "PROBLEM_CODES",
+]
+
+MISSING = "missing"
+
+# Suggested kvlint codes per problem kind (the integration may re-map them; see the package
+# docstring). Kept here so every adapter emits the same code for the same kind of problem.
+PROBLEM_CODES: Dict[str, str] = {
+    "shell-syntax": "KV801",
+    "yaml-shape": "KV801",
+    "unknown-flag": "KV802",
+    "flag-not-in-release": "KV803",
+    "invalid-flag-value": "KV804",
+    "unexpected-argument": "KV804",
+    "ambiguous-flag": "KV805",
+    "abbreviated-flag": "KV805",
+    "unpinned-image": "KV806",
+    "missing-fact": "KV807",
+    "conflicting-facts": "KV808",
+    "unresolved-value": "KV809",
+    "repeated-flag": "KV810",
+    "deprecated-spelling": "KV811",
+    "ignored-config": "KV811",
+    "not-checked": "KV812",
+}
+
+
+def problem_code(kind: str) -> str:
+    return PROBLEM_CODES.get(kind, "KV899")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something wrong or unreadable in the native file, for the caller to turn into a finding.
+
+    `code` is the kvlint code suggested for it (see the package docstring); `kind` is a stable
+    machine name (`unknown-flag`, `shell-syntax`, ...) so the integration can re-map codes.
+    """
+
+    code: str
+    kind: str
+    message: str
+    span: Span
+    severity: str = "warning"
+    pointer: str = ""  # the manifest field it concerns, when there is one
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Another file the workload reads (an engine `--config` YAML), with where it is named."""
+
+    kind: str  # "vllm-config", "sglang-config", "trtllm-options"
+    path: str  # as written (relative to the process's working directory, not to this file)
+    span: Span
+    engine: str
+
+
+@dataclass(frozen=True)
+class FlagUse:
+    """One engine flag as written, with the spelling it resolved to (or None when unknown)."""
+
+    written: str
+    canonical: Optional[str]
+    span: Span
+    origin: str
+
+
+@dataclass
+class Adapted:
+    """One engine workload read from a native file."""
+
+    file: str
+    format: str  # "kubernetes", "helm-production-stack", "compose", "shell", "dockerfile", ...
+    name: str  # stable address: "<Kind>/<name>/<container>", "compose/<service>", "script:<line>"
+    index: int  # YAML document index in the file (0 for non-YAML formats)
+    manifest: Dict[str, Any]
+    value_spans: Dict[str, Span]
+    key_spans: Dict[str, Span]
+    provenance: Dict[str, str]  # pointer -> "container 'engine' args[3]", "image tag", "missing"
+    missing: Dict[str, str]  # pointer -> what is missing and how to supply it
+    problems: List[Problem] = field(default_factory=list)
+    references: List[Reference] = field(default_factory=list)
+    flags: List[FlagUse] = field(default_factory=list)
+    start_line: int = 1
+
+    def document(self) -> Document:
+        """The manifest as a `load.Document`, spans pointing into the native file."""
+        return Document(
+            file=self.file,
+            index=self.index,
+            data=self.manifest,
+            value_spans=dict(self.value_spans),
+            key_spans=dict(self.key_spans),
+            start_line=self.start_line,
+        )
+
+
+@dataclass
+class Adaptation:
+    """Everything read from one native file."""
+
+    file: str
+    format: Optional[str]  # None: not a format any adapter reads
+    workloads: List[Adapted] = field(default_factory=list)
+    problems: List[Problem] = field(default_factory=list)  # not tied to one workload
+
+
+def pointer(*tokens: str) -> str:
+    return "".join("/" + escape_pointer_token(str(t)) for t in tokens)
+
+
+def _tokens(ptr: str) -> List[str]:
+    return [t.replace("~1", "/").replace("~0", "~") for t in ptr.split("/")[1:]]
+
+
+class ManifestBuilder:
+    """Builds the manifest dict, its span maps and provenance one field at a time.
+
+    Fields are set in increasing precedence: a later `put` of the same pointer replaces the
+    earlier value, its spans and its provenance (the last occurrence of a flag wins, as argparse
+    does; an annotation replaces an inferred fact).
+    """
+
+    def __init__(self, file: str, root: Span):
+        self.file = file
+        self.root = root
+        self.data: Dict[str, Any] = {"apiVersion": "kvlint/v1", "kind": "Deployment"}
+        self.value_spans: Dict[str, Span] = {"": root, "/apiVersion": root, "/kind": root}
+        self.key_spans: Dict[str, Span] = {}
+        self.provenance: Dict[str, str] = {}
+        self.missing: Dict[str, str] = {}
+        self._anchors: Dict[str, Span] = {}
+
+    def anchor(self, ptr: str, span: Span) -> None:
+        """Where findings about a whole object (`/engine`, `/hardware`) should point."""
+        self._anchors[ptr] = span
+        if ptr in self.value_spans or self._get(ptr) is not None:
+            self.value_spans[ptr] = span
+
+    def has(self, ptr: str) -> bool:
+        return self._get(ptr) is not None
+
+    def get(self, ptr: str) -> Any:
+        return self._get(ptr)
+
+    def _get(self, ptr: str) -> Any:
+        node: Any = self.data
+        for token in _tokens(ptr):
+            if not isinstance(node, dict) or token not in node:
+                return None
+            node = node[token]
+        return node
+
+    def put(
+        self,
+        ptr: str,
+        value: Any,
+        span: Span,
+        provenance: str,
+        key_span: Optional[Span] = None,
+    ) -> None:
+        tokens = _tokens(ptr)
+        node = self.data
+        prefix = ""
+        for token in tokens[:-1]:
+            prefix += "/" + escape_pointer_token(token)
+            child = node.get(token)
+            if not isinstance(child, dict):
+                child = {}
+                node[token] = child
+                self.value_spans[prefix] = self._anchors.get(prefix, span)
+            node = child
+        # a replaced container value takes its children's spans with it
+        for stale in [p for p in self.value_spans if p.startswith(ptr + "/")]:
+            del self.value_spans[stale]
+            self.key_spans.pop(stale, None)
+            self.provenance.pop(stale, None)
+        node[tokens[-1]] = value
+        self.value_spans[ptr] = span
+        if key_span is not None:
+            self.key_spans[ptr] = key_span
+        else:
+            self.key_spans.pop(ptr, None)
+        self.provenance[ptr] = provenance
+        self.missing.pop(ptr, None)
+        if isinstance(value, dict):
+            self._index_children(ptr, value, span, key_span)
+        elif isinstance(value, list):
+            for i, _ in enumerate(value):
+                self.value_spans.setdefault(f"{ptr}/{i}", span)
+
+    def put_nested(
+        self, ptr: str, value: Dict[str, Any], span: Span, provenance: str,
+        key_span: Optional[Span] = None,
+    ) -> None:
+        """Merge a dict into an existing object field (dotted JSON options, engine.env)."""
+        existing = self._get(ptr)
+        if isinstance(existing, dict):
+            merged = _deep_merge(existing, value)
+            self.put(ptr, merged, self.value_spans.get(ptr, span), provenance, key_span)
+        else:
+            self.put(ptr, value, span, provenance, key_span)
+
+    def _index_children(self, ptr: str, value: Dict[str, Any], span: Span, key_span: Optional[Span]) -> None:
+        for key, child in value.items():
+            child_ptr = f"{ptr}/{escape_pointer_token(str(key))}"
+            self.value_spans.setdefault(child_ptr, span)
+            if isinstance(child, dict):
+                self._index_children(child_ptr, child, span, key_span)
+
+    def set_missing(self, ptr: str, how: str) -> None:
+        if self._get(ptr) is None:
+            self.missing[ptr] = how
+            self.provenance[ptr] = MISSING
+
+    def finish(
+        self,
+        *,
+        file: str,
+        format: str,
+        name: str,
+        index: int,
+        problems: List[Problem],
+        references: Optional[List[Reference]] = None,
+        flags: Optional[List[FlagUse]] = None,
+    ) -> Adapted:
+        for ptr, span in self._anchors.items():
+            if self._get(ptr) is not None:
+                self.value_spans[ptr] = span
+        return Adapted(
+            file=file,
+            format=format,
+            name=name,
+            index=index,
+            manifest=self.data,
+            value_spans=self.value_spans,
+            key_spans=self.key_spans,
+            provenance=self.provenance,
+            missing=self.missing,
+            problems=problems,
+            references=list(references or []),
+            flags=list(flags or []),
+            start_line=self.root.line,
+        )
+
+
+def _deep_merge(base: Dict[str, Any], update: Dict[str, Any]) -> Dict[str, Any]:
+    out = dict(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out

@@ -1,0 +1,104 @@
+"""The real start-up logs in benchmarks/capacity_logs/ are well-formed data.
+
+Offline and about the data only: required keys, a cited https URL and a non-empty quote, the split
+the README's rule assigns, config fields that match the manifest, logged figures present, and a
+manifest that `kvlint check` accepts with no schema (KV1xx) finding. How accurate kvlint is on these
+logs is measured by benchmarks/capacity_accuracy.py, never asserted here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+import yaml
+
+from conftest import REPO_ROOT, check_json
+
+LOGS_DIR = REPO_ROOT / "benchmarks" / "capacity_logs"
+FILES = sorted(LOGS_DIR.glob("*.yaml"))
+REQUIRED = ("id", "split", "source", "config", "logged", "manifest")
+CONFIG_REQUIRED = ("engine", "release", "gpu", "tensor_parallel", "model", "kv_cache_dtype",
+                   "max_model_len")
+ID = re.compile(r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$")
+
+
+def _load(path: Path) -> Dict[str, Any]:
+    with open(path, encoding="utf-8") as f:
+        return yaml.safe_load(f)
+
+
+def _expected_splits(ids: List[str]) -> Dict[str, str]:
+    """README rule: sort the ids by sha256(id) hex digest; every third from the first is holdout."""
+    order = sorted(ids, key=lambda i: hashlib.sha256(i.encode("utf-8")).hexdigest())
+    return {i: ("holdout" if k % 3 == 0 else "fit") for k, i in enumerate(order)}
+
+
+def test_enough_logs_and_both_splits():
+    docs = [_load(p) for p in FILES]
+    assert len(docs) >= 24
+    splits = [d["split"] for d in docs]
+    assert splits.count("holdout") >= len(docs) // 4
+    assert {d["config"]["engine"] for d in docs} >= {"vllm", "sglang"}
+
+
+def test_ids_unique_and_splits_follow_the_rule():
+    docs = [_load(p) for p in FILES]
+    ids = [d["id"] for d in docs]
+    assert len(ids) == len(set(ids))
+    expected = _expected_splits(ids)
+    assert {d["id"]: d["split"] for d in docs} == expected
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_data_file_is_well_formed(path: Path):
+    doc = _load(path)
+    for key in REQUIRED:
+        assert key in doc, f"{path.name}: missing {key}"
+    assert doc["id"] == path.stem and ID.match(doc["id"])
+    assert doc["split"] in ("fit", "holdout")
+
+    source = doc["source"]
+    assert isinstance(source.get("url"), str) and source["url"].startswith("https://")
+    assert isinstance(source.get("quote"), str) and source["quote"].strip()
+
+    config = doc["config"]
+    for key in CONFIG_REQUIRED:
+        assert config.get(key) not in (None, ""), f"{path.name}: config.{key} missing"
+    for entry in config.get("inferred", []):
+        assert isinstance(entry, list) and len(entry) == 2 and all(isinstance(x, str) and x for x in entry)
+
+    logged = doc["logged"]
+    assert logged.get("pool_gib") is not None or logged.get("kv_tokens") is not None
+    for key, value in logged.items():
+        assert isinstance(value, (int, float)) and not isinstance(value, bool), f"logged.{key}"
+
+    manifest = doc["manifest"]
+    # apiVersion/kind are implied (added by the accuracy script) so that directory walks skip the file
+    assert "apiVersion" not in manifest and "kind" not in manifest
+    assert manifest["metadata"]["name"] == doc["id"]
+    assert manifest["engine"]["name"] == config["engine"]
+    assert manifest["engine"]["version"] == config["release"]
+    assert (manifest.get("parallelism") or {}).get("tensor", 1) == config["tensor_parallel"]
+    assert manifest["kv_cache"]["dtype"] == config["kv_cache_dtype"]
+    assert "kv_cache_memory" not in (manifest.get("memory") or {}), "the pool model is what is measured"
+
+
+def test_manifests_pass_the_schema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "kvlint.toml").write_text("# empty: defaults\n", encoding="utf-8")
+    paths = []
+    for path in FILES:
+        doc = _load(path)
+        manifest = {"apiVersion": "kvlint/v1", "kind": "Deployment", **doc["manifest"]}
+        out = tmp_path / path.name
+        out.write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
+        paths.append(out.name)
+    report = check_json(*paths)
+    assert report["summary"]["documents"] == len(FILES)
+    schema = [(d["file"], d["code"], d["message"]) for d in report["diagnostics"]
+              if d["code"].startswith(("KV0", "KV1"))]
+    assert schema == []

@@ -29,7 +29,8 @@ import json
 from typing import Any, Dict, List, Optional, Tuple
 
 from kvlint.findings import Span
-from kvlint.load import Document, escape_pointer_token
+from kvlint.load import Document
+from kvlint.pointer import escape as escape_pointer_token
 
 from kvlint.adapters import flags as flag_table
 from kvlint.adapters.cmdline import Arg, Invocation, Setting, arg_from_located, parse_command

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from kvlint.findings import Span
-from kvlint.load import Document, escape_pointer_token
+from kvlint.load import Document
+from kvlint.pointer import escape as escape_pointer_token
 
 __all__ = [
     "Adaptation",

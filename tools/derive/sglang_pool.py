@@ -1,0 +1,337 @@
+"""SGLang's own KV-pool sizing on CPU: independent test data for kvlint's capacity code.
+
+    python tools/derive/sglang_pool.py [--releases 0.5.2]
+
+For each release, in a child process with the stubs of tools/derive/sglang_stubs.py (fake H100,
+fake HF configs from the model catalog), every case in CASES runs through the release's own code:
+`ServerArgs(...)` post-init (which may disable the hybrid SWA pool, change page size or dtype),
+`ModelConfig.from_server_args`, `ModelRunner.__init__` up to `model_specific_adjustment`, then
+`ModelRunner.init_memory_pool(total_gpu_memory, max_total_tokens=...)`, stopped at the first pool
+allocation (ReqToTokenPool). `get_available_gpu_memory` answers the case's memory left after the
+weights; `get_attention_tp_size` the case's TP. The figures SGLang computes are read back from the
+runner (max_total_num_tokens, full/swa split) and from the locals of `profile_max_num_token`
+(cell_size, rest_memory, num_layers) at its return. Output: tests/data/sglang_pool/<release>.json.
+
+Releases supported: those whose ModelRunner still has `profile_max_num_token` +
+`init_memory_pool(total_gpu_memory, max_num_reqs, max_total_tokens)` (0.4.10 .. 0.5.x before the
+pool-configurator refactor). Newer layouts are reported as unsupported, not guessed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+OUT_DIR = REPO / "tests" / "data" / "sglang_pool"
+CACHE = HERE / ".cache"
+FORMAT = "kvlint/derived/sglang-pool/v1"
+GiB = 1 << 30
+
+# (name, catalog model id, kv_cache_dtype, tp, total GiB at start, GiB left after weights,
+#  mem_fraction_static, max_total_tokens, page_size). Memory figures are inputs: SGLang measures
+# them at start-up (min free memory after distributed init; free memory after loading weights).
+CASES: List[Dict[str, Any]] = [
+    dict(name="llama8b-h100-bf16", model="meta-llama/Llama-3.1-8B-Instruct", kv="auto", tp=1,
+         total_gib=79.1, avail_gib=64.1, mfs=0.83),
+    dict(name="llama8b-h100-fp8", model="meta-llama/Llama-3.1-8B-Instruct", kv="fp8_e4m3", tp=1,
+         total_gib=79.1, avail_gib=64.1, mfs=0.83),
+    dict(name="llama8b-h100-fp8-cap", model="meta-llama/Llama-3.1-8B-Instruct", kv="fp8_e4m3", tp=1,
+         total_gib=79.1, avail_gib=64.1, mfs=0.83, max_total_tokens=100000),
+    dict(name="llama8b-h100-bf16-page16", model="meta-llama/Llama-3.1-8B-Instruct", kv="auto", tp=1,
+         total_gib=79.1, avail_gib=64.1, mfs=0.83, page_size=16),
+    dict(name="llama8b-l4-bf16", model="meta-llama/Llama-3.1-8B-Instruct", kv="auto", tp=1,
+         total_gib=22.0, avail_gib=7.0, mfs=0.88),
+    dict(name="llama70b-h100-tp4-bf16", model="meta-llama/Llama-3.1-70B-Instruct", kv="auto", tp=4,
+         total_gib=79.1, avail_gib=45.9, mfs=0.79),
+    dict(name="llama70b-h100-tp4-fp8", model="meta-llama/Llama-3.1-70B-Instruct", kv="fp8_e4m3", tp=4,
+         total_gib=79.1, avail_gib=45.9, mfs=0.79),
+    dict(name="qwen3-32b-h100-bf16", model="Qwen/Qwen3-32B", kv="auto", tp=1,
+         total_gib=79.1, avail_gib=17.5, mfs=0.83),
+    dict(name="qwen3-32b-h100-fp8-cap", model="Qwen/Qwen3-32B", kv="fp8_e4m3", tp=1,
+         total_gib=79.1, avail_gib=17.5, mfs=0.83, max_total_tokens=50000),
+    dict(name="qwen3-8b-a100-40g-bf16", model="Qwen/Qwen3-8B", kv="auto", tp=1,
+         total_gib=39.4, avail_gib=24.0, mfs=0.77),
+    dict(name="qwen3-8b-a100-40g-fp8", model="Qwen/Qwen3-8B", kv="fp8_e4m3", tp=1,
+         total_gib=39.4, avail_gib=24.0, mfs=0.77),
+    dict(name="mistral7b-h100-bf16", model="mistralai/Mistral-7B-Instruct-v0.3", kv="auto", tp=1,
+         total_gib=79.1, avail_gib=65.5, mfs=0.83),
+    dict(name="mistral7b-h100-fp8", model="mistralai/Mistral-7B-Instruct-v0.3", kv="fp8_e4m3", tp=1,
+         total_gib=79.1, avail_gib=65.5, mfs=0.83),
+    dict(name="gemma3-27b-h100-bf16", model="google/gemma-3-27b-it", kv="auto", tp=1,
+         total_gib=79.1, avail_gib=27.9, mfs=0.83),
+    dict(name="gemma3-27b-h100-fp8", model="google/gemma-3-27b-it", kv="fp8_e4m3", tp=1,
+         total_gib=79.1, avail_gib=27.9, mfs=0.83),
+    dict(name="gptoss20b-h100-bf16", model="openai/gpt-oss-20b", kv="auto", tp=1,
+         total_gib=79.1, avail_gib=66.3, mfs=0.83),
+    dict(name="gptoss20b-h100-fp8", model="openai/gpt-oss-20b", kv="fp8_e4m3", tp=1,
+         total_gib=79.1, avail_gib=66.3, mfs=0.83),
+    dict(name="gptoss120b-h100-bf16", model="openai/gpt-oss-120b", kv="auto", tp=1,
+         total_gib=79.1, avail_gib=18.3, mfs=0.83),
+    dict(name="gptoss120b-h100-bf16-cap", model="openai/gpt-oss-120b", kv="auto", tp=1,
+         total_gib=79.1, avail_gib=18.3, mfs=0.83, max_total_tokens=200000, page_size=64),
+    dict(name="deepseekv3-h200-tp8-bf16", model="deepseek-ai/DeepSeek-V3", kv="auto", tp=8,
+         total_gib=139.8, avail_gib=55.0, mfs=0.81),
+    dict(name="deepseekv3-h200-tp8-fp8", model="deepseek-ai/DeepSeek-V3", kv="fp8_e4m3", tp=8,
+         total_gib=139.8, avail_gib=55.0, mfs=0.81),
+]
+
+# GPUs for which the release's default mem_fraction_static is recorded: (label, MiB, tp)
+FRACTION_GPUS = [("H100-80GB-tp1", 81559, 1), ("A100-40GB-tp1", 40960, 1), ("L4-24GB-tp1", 23034, 1),
+                 ("H100-80GB-tp8", 81559, 8)]
+
+
+class _StopPool(Exception):
+    pass
+
+
+def capture_locals(code, sink: Dict[str, Any]):
+    """Trace one function: at its return, copy its int/float locals into sink."""
+    def tracer(frame, event, arg):
+        if frame.f_code is not code:
+            return None
+
+        def local(frame, event, arg):
+            if event == "return":
+                for k, v in frame.f_locals.items():
+                    if isinstance(v, (int, float)) and not isinstance(v, bool):
+                        sink[k] = v
+                sink["_return"] = arg
+                sink["_lines"] = f"{code.co_firstlineno}"
+            return local
+        return local
+    return tracer
+
+
+def child(args) -> None:
+    sys.path.insert(0, str(HERE))
+    import sglang_stubs as stubs
+    from sglang_models import hf_config_fields, load_catalog
+
+    catalog = load_catalog()
+    current: Dict[str, Any] = {}
+
+    def get_config(*a, **k):
+        f = dict(current["fields"])
+        f["torch_dtype"] = stubs.dtype_of(f.get("torch_dtype"))
+        if "text_config" in f:
+            f["text_config"] = dict(f["text_config"], torch_dtype=f["torch_dtype"])
+        return stubs.FakeHFConfig(**f)
+
+    stubs.install(args.src, dict(stubs.GPUS["sm90"]), get_config)
+    sys.path.insert(1, args.deps)
+    import sglang.srt.server_args as sa_mod
+    src_root = os.path.abspath(args.src)
+    out: Dict[str, Any] = {"cases": [], "provenance": {}}
+    try:
+        from sglang.srt.model_executor import model_runner as mr
+    except Exception as exc:  # noqa: BLE001
+        out["unsupported"] = f"model_runner import failed: {exc}"
+        Path(args.out).write_text(json.dumps(out, sort_keys=True))
+        return
+    Runner = mr.ModelRunner
+    if not hasattr(Runner, "profile_max_num_token") or not hasattr(Runner, "init_memory_pool"):
+        out["unsupported"] = ("this release sizes the pool outside ModelRunner.profile_max_num_token "
+                              "(pool configurator); not driven")
+        Path(args.out).write_text(json.dumps(out, sort_keys=True))
+        return
+    stubs.patch_sglang_functions()
+    from sglang.srt.configs.model_config import ModelConfig
+
+    import inspect
+    for fn in (Runner.profile_max_num_token, Runner.init_memory_pool,
+               getattr(Runner, "set_num_token_hybrid", None)):
+        if fn is not None:
+            lines, start = inspect.getsourcelines(fn)
+            out["provenance"][fn.__name__] = (f"{os.path.relpath(inspect.getsourcefile(fn), src_root)}:"
+                                              f"{fn.__name__}:{start}-{start + len(lines) - 1}")
+
+    for case in CASES:
+        current["fields"] = hf_config_fields(case["model"], catalog)
+        record: Dict[str, Any] = {"input": dict(case)}
+        try:
+            kwargs = dict(model_path=f"fake/{case['model']}", kv_cache_dtype=case["kv"],
+                          tp_size=case["tp"], mem_fraction_static=case["mfs"], random_seed=0)
+            if case.get("page_size"):
+                kwargs["page_size"] = case["page_size"]
+            if case.get("max_total_tokens"):
+                kwargs["max_total_tokens"] = case["max_total_tokens"]
+            sa = sa_mod.ServerArgs(**kwargs)
+            mc = ModelConfig.from_server_args(sa)
+            runner = Runner.__new__(Runner)
+            # ModelRunner.__init__ attribute set-up (the part before model loading), by hand:
+            runner.server_args, runner.model_config = sa, mc
+            runner.mem_fraction_static = sa.mem_fraction_static
+            runner.device, runner.gpu_id = "cuda", 0
+            runner.tp_rank, runner.tp_size, runner.pp_rank, runner.pp_size = 0, case["tp"], 0, 1
+            runner.dp_size = sa.dp_size
+            runner.is_draft_worker = False
+            runner.spec_algorithm = mr.SpeculativeAlgorithm.from_string(sa.speculative_algorithm)
+            runner.page_size = sa.page_size
+            runner.req_to_token_pool = None
+            runner.token_to_kv_pool_allocator = None
+            runner.is_hybrid = mc.is_hybrid
+            runner.use_mla_backend = mc.attention_arch == mr.AttentionArch.MLA
+            runner.attention_chunk_size = getattr(mc, "attention_chunk_size", None)
+            runner.is_multimodal = mc.is_multimodal
+            runner.is_generation = True
+            runner.is_multimodal_chunked_prefill_supported = True
+            runner.model_specific_adjustment()
+            # load_model() would set these from the loaded model; from the config instead:
+            runner.dtype = mc.dtype
+            runner.start_layer, runner.end_layer = 0, mc.num_hidden_layers
+            runner.num_effective_layers = mc.num_hidden_layers
+            # models with sliding layers report window - 1 (gpt_oss.py / gemma3_causal.py
+            # get_attention_sliding_window_size); SGLang then turns on the hybrid SWA pool
+            # unless server args disabled it (ModelRunner.__init__ after load_model)
+            hf = mc.hf_text_config if hasattr(mc, "hf_text_config") else mc.hf_config
+            window = getattr(hf, "sliding_window", None)
+            runner.sliding_window_size = (window - 1) if window else None
+            if (not sa.disable_hybrid_swa_memory and runner.sliding_window_size
+                    and not any("Llama4" in a for a in mc.hf_config.architectures)):
+                runner.is_hybrid = mc.is_hybrid = True
+            types_ = getattr(hf, "layer_types", None) or []
+            runner.model = _FakeModel(types_, runner.sliding_window_size)
+            record["server_args"] = {k: stubs_json(getattr(sa, k, None)) for k in
+                                     ("attention_backend", "kv_cache_dtype", "page_size", "disable_hybrid_swa_memory",
+                                      "swa_full_tokens_ratio", "mem_fraction_static", "max_total_tokens")}
+            record["is_hybrid_swa"] = bool(runner.is_hybrid)
+            # Stub the measurements: memory left after weights (GiB) and the world group
+            mr.get_available_gpu_memory = lambda *a, **k: case["avail_gib"]
+            mr.get_world_group = lambda: _World()
+            mr.get_attention_tp_size = lambda: case["tp"]
+            original_pool = mr.ReqToTokenPool
+
+            class _Stop:
+                def __init__(self, *a, **k):
+                    raise _StopPool
+            mr.ReqToTokenPool = _Stop
+            prof: Dict[str, Any] = {}
+            hyb: Dict[str, Any] = {}
+            tracers = {Runner.profile_max_num_token.__code__: prof}
+            if hasattr(Runner, "set_num_token_hybrid"):
+                tracers[Runner.set_num_token_hybrid.__code__] = hyb
+
+            def tracer(frame, event, arg):
+                sink = tracers.get(frame.f_code)
+                if sink is None:
+                    return None
+                return capture_locals(frame.f_code, sink)(frame, event, arg)
+            sys.settrace(tracer)
+            try:
+                params = inspect.signature(Runner.init_memory_pool).parameters
+                call = {"total_gpu_memory": case["total_gib"]}
+                if "max_total_tokens" in params:
+                    call["max_total_tokens"] = case.get("max_total_tokens")
+                if "max_num_reqs" in params:
+                    call["max_num_reqs"] = None
+                runner.init_memory_pool(**call)
+            except _StopPool:
+                pass
+            finally:
+                sys.settrace(None)
+                mr.ReqToTokenPool = original_pool
+            record["sglang"] = {
+                "max_total_num_tokens": runner.max_total_num_tokens,
+                "full_max_total_num_tokens": getattr(runner, "full_max_total_num_tokens", None),
+                "swa_max_total_num_tokens": getattr(runner, "swa_max_total_num_tokens", None),
+                "kv_cache_dtype_torch": str(runner.kv_cache_dtype),
+                "profile_max_num_token": {k: v for k, v in prof.items() if not k.startswith("_lines")},
+                "set_num_token_hybrid": {k: v for k, v in hyb.items() if k in
+                                         ("total_tokens", "full_layers_num", "swa_layers_num",
+                                          "swa_full_tokens_ratio", "denominator")},
+            }
+        except Exception as exc:  # noqa: BLE001
+            import traceback
+            record["error"] = f"{type(exc).__name__}: {exc}"[:400]
+            record["where"] = traceback.format_exc().splitlines()[-3:]
+        out["cases"].append(record)
+
+    # the release's default mem_fraction_static for a few GPUs (post-init on the fake GPU)
+    fractions = {}
+    current["fields"] = hf_config_fields("meta-llama/Llama-3.1-8B-Instruct", catalog)
+    for label, mib, tp in FRACTION_GPUS:
+        stubs.set_memory_mib(mib)
+        try:
+            sa = sa_mod.ServerArgs(model_path="fake/llama", tp_size=tp, random_seed=0)
+            if hasattr(sa, "resolve_once"):
+                sa.resolve_once()
+            fractions[label] = {"gpu_memory_mib": mib, "tp": tp, "mem_fraction_static": sa.mem_fraction_static}
+        except Exception as exc:  # noqa: BLE001
+            fractions[label] = {"error": str(exc)[:300]}
+    out["default_mem_fraction_static"] = fractions
+    Path(args.out).write_text(json.dumps(out, sort_keys=True, default=str))
+
+
+def stubs_json(v):
+    return v if v is None or isinstance(v, (bool, int, float, str)) else str(v)
+
+
+class _World:
+    world_size = 1
+    cpu_group = None
+
+
+class _FakeModel:
+    """What set_num_token_hybrid reads of the loaded model: model.layers[i].self_attn.attn
+    .sliding_window_size and layer_id (from the config's layer_types)."""
+
+    def __init__(self, layer_types, window):
+        class _NS:
+            pass
+        layers = []
+        for i, t in enumerate(layer_types):
+            layer, attn, sa = _NS(), _NS(), _NS()
+            attn.sliding_window_size = window if t == "sliding_attention" else -1
+            sa.attn = attn
+            layer.self_attn, layer.layer_id = sa, i
+            layers.append(layer)
+        self.model = _NS()
+        self.model.layers = layers
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--src")
+    ap.add_argument("--out")
+    ap.add_argument("--deps", default=str(CACHE / "sglang-deps"))
+    ap.add_argument("--releases", default="0.5.2,0.5.23")
+    ap.add_argument("--out-dir", default=str(OUT_DIR))
+    ap.add_argument("--cache-dir", default=str(CACHE))
+    args = ap.parse_args(argv)
+    if args.child:
+        child(args)
+        return 0
+    sys.path.insert(0, str(HERE))
+    import sglang_truth
+    import sglang_wheels
+    sglang_truth.ensure_deps(Path(args.cache_dir))
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for version in args.releases.split(","):
+        src = sglang_wheels.fetch(version, Path(args.cache_dir))
+        part = Path(args.cache_dir) / f"pool-{version}.json"
+        env = dict(os.environ, PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
+        proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", "--src", str(src),
+                               "--out", str(part), "--deps", args.deps], capture_output=True, text=True, env=env)
+        if proc.returncode != 0:
+            print(version, "child failed:", proc.stderr[-2000:])
+            continue
+        doc = json.loads(part.read_text())
+        doc.update({"format": FORMAT, "engine": "sglang", "release": version, "gib": GiB,
+                    "inputs_note": "total_gib = total_gpu_memory passed to init_memory_pool; avail_gib = "
+                                   "get_available_gpu_memory() after weights (both GiB, as SGLang measures)"})
+        (out_dir / f"{version}.json").write_text(json.dumps(doc, sort_keys=True, indent=1) + "\n")
+        print(version, len(doc.get("cases", [])), "cases", doc.get("unsupported", ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

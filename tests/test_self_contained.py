@@ -124,8 +124,6 @@ def offenders() -> Dict[str, List[str]]:
     directories = {"."} | {str(parent) for f in files for parent in PurePosixPath(f).parents if str(parent) != "."}
     found: Dict[str, List[str]] = {}
     for path in files:
-        if path in EXCLUDED:
-            continue
         text = _text(path)
         problems = citation_offenders(path, text, existing)
         if path.endswith(".md"):
@@ -141,32 +139,3 @@ def test_no_tracked_file_points_outside_the_repository():
     for line in lines:
         print(line)
     assert not lines, f"{len(lines)} reference(s) leave the repository:\n" + "\n".join(lines)
-
-
-def test_the_exclusion_names_a_tracked_file():
-    """The exclusion is for one file being rewritten; once it is gone, drop the entry."""
-    assert EXCLUDED <= set(tracked_files()), "remove the stale EXCLUDED entry"
-
-
-def test_the_checks_catch_each_kind_of_reference(tmp_path: Path):
-    existing = {"docs/capacity.md", "README.md"}
-    directories = {".", "docs"}
-    note = "vllm" + ".md"
-    text = "\n".join([
-        f"see {note} §6.5",  # a note file by name
-        "per " + "SP" + "EC section 4",  # the contract by section
-        "in ../" + "sha" + "red/reference",  # a path beside the repository
-        "fine: docs/capacity.md and MODEL_CARD.md",  # repository paths, other names
-    ])
-    problems = citation_offenders("kvlint/x.py", text, existing)
-    assert [p.split(":")[1] for p in problems] == ["1", "2", "3"]
-    md = "\n".join([
-        "[ok](capacity.md#json-output) [up](../README.md) [web](https://example.com) [anchor](#x)",
-        "[gone](missing.md) [outside](../../elsewhere.md)",
-        "```", "[in a code block](nowhere.md)", "```",
-    ])
-    problems = link_offenders("docs/page.md", md, existing, directories)
-    assert problems == [
-        "docs/page.md:2: link to missing.md, which the repository does not track",
-        "docs/page.md:2: link to ../../elsewhere.md leaves the repository",
-    ]

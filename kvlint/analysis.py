@@ -125,14 +125,15 @@ def capacity_facts(capacity, facts: Dict[str, Any], data: Dict[str, Any], defaul
         out["effective_tokens"] = tokens
         out["logged_tokens_differ"] = tokens != out["kv_cache_tokens"]
     want_conc = targets.get("min_concurrency")
+    # Figures are formatted here, as the text shows them; the sentences are KV601's templates.
     if isinstance(want_conc, (int, float)) and conc is not None and conc < want_conc:
-        below.append({"pointer": "/targets/min_concurrency", "message":
-                      f"corrected capacity holds {conc:.2f} sequences of {facts['serving'].get('max_model_len'):,} tokens, "
-                      f"below targets.min_concurrency {want_conc}"})
+        below.append({"target": "min_concurrency", "pointer": "/targets/min_concurrency",
+                      "have": f"{conc:.2f}", "want": str(want_conc),
+                      "max_model_len": f"{facts['serving'].get('max_model_len'):,}"})
     want_tokens = targets.get("min_kv_tokens")
     if isinstance(want_tokens, int) and tokens is not None and tokens < want_tokens:
-        below.append({"pointer": "/targets/min_kv_tokens", "message":
-                      f"corrected capacity is {tokens:,} KV tokens, below targets.min_kv_tokens {want_tokens:,}"})
+        below.append({"target": "min_kv_tokens", "pointer": "/targets/min_kv_tokens",
+                      "have": f"{tokens:,}", "want": f"{want_tokens:,}"})
     out["below_targets"] = below
     planned = targets.get("planned_kv_tokens")
     if isinstance(planned, int) and tokens is not None and planned > tokens:

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import yaml
 
@@ -43,7 +43,9 @@ class Rule:
     rationale: str
     remediation: str
     sources: Tuple[Mapping[str, str], ...]
-    message: str
+    # A template ("{dotted.path}" into the facts, or into `item`), or message cases: one
+    # template per value of a fact, {"select": "item.kind", "cases": {value: template}}.
+    message: Union[str, Mapping[str, Any]]
     stage: str = "facts"
     engines: Tuple[str, ...] = ()
     versions: str = ""
@@ -168,9 +170,10 @@ class Rulebook:
                     context = dict(facts)
                     context["item"] = item
                     if holds(context):
-                        fired.append((rule, render(rule.message, context), render(rule.pointer, context)))
+                        fired.append((rule, render(message_template(rule.message, context), context),
+                                      render(rule.pointer, context)))
             elif holds(facts):
-                fired.append((rule, render(rule.message, facts), render(rule.pointer, facts)))
+                fired.append((rule, render(message_template(rule.message, facts), facts), render(rule.pointer, facts)))
         return fired
 
 
@@ -203,6 +206,18 @@ def _format_value(value: Any) -> str:
     return str(value)
 
 
+def message_templates(message: Union[str, Mapping[str, Any]]) -> List[str]:
+    """Every template a rule's message may render."""
+    return [message] if isinstance(message, str) else list(message["cases"].values())
+
+
+def message_template(message: Union[str, Mapping[str, Any]], context: Mapping[str, Any]) -> str:
+    """The template for these facts: the message, or the case named by the selected fact's value."""
+    if isinstance(message, str):
+        return message
+    return message["cases"].get(str(_dig(context, message["select"])), message.get("default", "{item}"))
+
+
 def render(template: str, context: Mapping[str, Any]) -> str:
     return _PLACEHOLDER.sub(lambda m: _format_value(_dig(context, m.group(1))), template)
 
@@ -217,7 +232,7 @@ def _rule_from_data(data: Mapping[str, Any], path: str, builtin: bool) -> Rule:
         rationale=data["rationale"].strip(),
         remediation=data["remediation"].strip(),
         sources=tuple(data["sources"]),
-        message=data["message"].strip(),
+        message=data["message"].strip() if isinstance(data["message"], str) else data["message"],
         stage=data.get("stage", "facts"),
         engines=tuple(applies.get("engines", ())),
         versions=applies.get("versions", ""),

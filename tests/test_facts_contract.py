@@ -25,7 +25,7 @@ from kvlint.config import load_config
 from kvlint.load import load_bytes
 from kvlint.pipeline.documents import analyses_of
 from kvlint.report.facts_docs import contract_paths, load_contract, render
-from kvlint.rulebook import load_rulebook
+from kvlint.rulebook import load_rulebook, message_templates
 
 CONTRACT = load_contract()
 PATHS = {kind: dict(contract_paths(CONTRACT, kind)) for kind in ("deployment", "ablation")}
@@ -67,7 +67,10 @@ def _rule_paths(rule) -> Iterator[Tuple[str, str]]:
         yield "for_each", rule.for_each
     for path in _condition_paths(rule.condition, ""):
         yield "condition", normal(path)
-    for where, text in (("message", rule.message), ("pointer", rule.pointer)):
+    texts = [("message", t) for t in message_templates(rule.message)] + [("pointer", rule.pointer)]
+    if isinstance(rule.message, dict):
+        yield "message select", normal("/" + rule.message["select"].replace(".", "/"))
+    for where, text in texts:
         for dotted in PLACEHOLDER.findall(text or ""):
             yield where, normal("/" + dotted.replace(".", "/"))
 

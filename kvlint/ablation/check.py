@@ -374,24 +374,19 @@ def ablation_facts(expansion: Expansion, analyzed: Sequence[AnalyzedVariant], fi
             "variant": current.variant.name,
             "predecessor": previous.variant.name,
             "axes": [axis for axis, _, _ in changes],
+            "axis_count": len(changes),
+            "changes": "; ".join(described),
             "pointer": current.variant.name_pointer,
-            "message": (
-                f"step {current.variant.name!r} changes {len(changes)} axes from {previous.variant.name!r}: "
-                + "; ".join(described)
-                + "; change one axis per step so each difference can be attributed"
-            ),
         })
     gaps: List[Dict[str, Any]] = []
     present = {a.step for a in analyzed if a.step}
     for key, label in RECOMMENDED_STEPS:
         if key not in present:
-            what = "lacks its BF16 baseline" if key == "baseline" else f"lacks the step {label}"
             gaps.append({
                 "kind": "missing-step",
                 "step": key,
                 "pointer": "/variants",
-                "message": f"the ablation {what} (recommended sequence: BF16 -> uncalibrated per-tensor FP8 -> "
-                "calibrated per-head FP8 -> per-head FP8 with the suspected layer group skipped)",
+                "lacks": "its BF16 baseline" if key == "baseline" else f"the step {label}",
             })
     recorded = [has_results(a.variant.results) for a in analyzed]
     for position, item in enumerate(analyzed):
@@ -401,8 +396,8 @@ def ablation_facts(expansion: Expansion, analyzed: Sequence[AnalyzedVariant], fi
                 "kind": "missing-results",
                 "step": item.step,
                 "pointer": item.variant.name_pointer,
-                "message": f"step {item.variant.name!r} has no recorded results while later steps do "
-                f"({', '.join(repr(n) for n in later)}); record it, or the later numbers have no reference",
+                "variant": item.variant.name,
+                "later": [repr(n) for n in later],
             })
     return {
         "kind": "Ablation",

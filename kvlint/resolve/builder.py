@@ -257,8 +257,8 @@ class FactsBuilder:
             model_dtype=mdtype,
         )
         scales = self._scales(quantized, per_token_head, block_scaled)
-        pairing_ok, pairing_reason = scale_pairing(scales.granularity, scales.source)
-        self.facts["scales"].update(pairing_ok=pairing_ok, pairing_reason=pairing_reason)
+        pairing_ok, pairing_sources = scale_pairing(scales.granularity, scales.source)
+        self.facts["scales"].update(pairing_ok=pairing_ok, pairing_sources=pairing_sources)
         error = self.facts["model"].get("config_error")
         self.facts["model"]["config_error_suffix"] = f"; {error}" if error else ""
 

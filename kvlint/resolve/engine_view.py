@@ -210,13 +210,11 @@ class EngineView:
         scales["warmup_ok"] = True
         if self.release is None:
             return
-        label = self.release.label
-
         def need(feature: str, pointer: str, what: str) -> None:
             info = self.release.feature(feature)
             if info.status in ("absent", "removed"):
-                unavailable.append({"feature": feature, "pointer": pointer,
-                                    "message": f"{what} is not available in {label}: {info.message or info.status}"})
+                unavailable.append({"feature": feature, "pointer": pointer, "what": what,
+                                    "detail": info.message or info.status})
 
         skip = get(data, "kv_cache", "skip_layers")
         if isinstance(skip, list) and skip and self.engine == "vllm":
@@ -227,24 +225,23 @@ class EngineView:
             env = get(data, "engine", "env", kind=dict) or {}
             if info.status == "absent" and "VLLM_ATTENTION_BACKEND" not in env:
                 unavailable.append({"feature": "attention_backend_cli", "pointer": "/engine/attention_backend",
-                                    "message": f"attention_backend {backend} cannot be passed as --attention-backend to {label} "
-                                               "(added in 0.13); set engine.env.VLLM_ATTENTION_BACKEND instead"})
+                                    "what": f"attention_backend {backend} (--attention-backend)",
+                                    "detail": info.message or info.status})
         env = get(data, "engine", "env", kind=dict) or {}
         if "VLLM_ATTENTION_BACKEND" in env and self.engine == "vllm":
             info = self.release.feature("attention_backend_env")
             if info.status in ("ignored", "removed"):
                 ignored.append({"setting": "VLLM_ATTENTION_BACKEND", "pointer": "/engine/env/VLLM_ATTENTION_BACKEND",
-                                "message": f"{label} ignores VLLM_ATTENTION_BACKEND={env['VLLM_ATTENTION_BACKEND']}: "
-                                           f"{info.message or info.status}"})
+                                "value": str(env["VLLM_ATTENTION_BACKEND"]), "detail": info.message or info.status})
         if scales.get("source") == "warmup":
             info = self.release.feature("calculate_kv_scales")
             if info.status in ("absent", "removed", "unknown") or self.engine != "vllm":
                 scales["warmup_ok"] = False
-                scales["warmup_reason"] = f"warm-up KV scale calculation (calculate_kv_scales) is not available in {label}: {info.message or info.status}"
+                scales["warmup_problem"] = "unavailable"
+                scales["warmup_detail"] = info.message or info.status
             elif self.facts["model"].get("kv_scales", "none") != "none":
                 scales["warmup_ok"] = False
-                scales["warmup_reason"] = (f"{label} ignores calculate_kv_scales when the checkpoint carries KV scales "
-                                           f"({self.facts['model']['kv_scales']}); the checkpoint's scales are used")
+                scales["warmup_problem"] = "checkpoint_scales"
 
     def default(self, name: str) -> Any:
         """The release's catalog default; for a release the catalog lacks, the modelled one's."""
@@ -268,20 +265,18 @@ def _sentence(text: Optional[str]) -> Optional[str]:
     return text[0].upper() + text[1:] if text[0].islower() and not text.startswith(("vLLM", "fp", "int")) else text
 
 
-def scale_pairing(granularity: Optional[str], source: Optional[str]) -> Tuple[bool, str]:
-    """KV505: can this source produce this granularity?"""
-    if granularity is None or source is None:
-        return True, ""
-    allowed = {
-        "per-tensor": {"unit", "checkpoint", "warmup"},
-        "per-head": {"checkpoint"},
-        "per-token-head": {"dynamic"},
-        "block": {"dynamic", "checkpoint", "unit"},
-    }
-    ok = source in allowed.get(granularity, {source})
-    if ok:
-        return True, ""
-    return False, (
-        f"scale source {source} cannot produce {granularity} scales "
-        f"({granularity} scales come from: {', '.join(sorted(allowed[granularity]))})"
-    )
+# Which scale sources can produce each granularity (KV505).
+SCALE_SOURCES = {
+    "per-tensor": ("checkpoint", "unit", "warmup"),
+    "per-head": ("checkpoint",),
+    "per-token-head": ("dynamic",),
+    "block": ("checkpoint", "dynamic", "unit"),
+}
+
+
+def scale_pairing(granularity: Optional[str], source: Optional[str]) -> Tuple[bool, List[str]]:
+    """KV505: can this source produce this granularity? (ok, the sources that can)."""
+    if granularity is None or source is None or granularity not in SCALE_SOURCES:
+        return True, []
+    allowed = list(SCALE_SOURCES[granularity])
+    return source in allowed, allowed

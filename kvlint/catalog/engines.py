@@ -89,6 +89,10 @@ class Problem:
     stage: str
     reason: str
     sources: Sources = ()
+    # The two parts a rule message template joins (head sizes, block sizes, sinks, per-head
+    # scales): who refuses ("vLLM 0.19.1 TRITON_ATTN on sm90") and the catalog's detail.
+    where: str = ""
+    detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -438,11 +442,13 @@ class BackendInfo:
             rule = _first_variant(self.data.get("head_sizes") or (), q)
             if rule is not None and not _size_ok(rule, head_size):
                 probs.append(Problem("head_size", gate_stage,
-                                     f"{self.label}{on} supports head sizes {_size_rule_text(rule)}, not {head_size}", self.sources))
+                                     f"{self.label}{on} supports head sizes {_size_rule_text(rule)}, not {head_size}", self.sources,
+                                     where=f"{self.label}{on}", detail=_size_rule_text(rule)))
         if block_size is not None and not self.supports_block_size(block_size, gpu_cc, head_size, dtype_literal, quantized):
             rule = self.block_rule(gpu_cc, head_size, dtype_literal, quantized) or {}
             probs.append(Problem("block_size", gate_stage,
-                                 f"{self.label}{on} needs a block size {_size_rule_text(rule)}, not {block_size}", self.sources))
+                                 f"{self.label}{on} needs a block size {_size_rule_text(rule)}, not {block_size}", self.sources,
+                                 where=f"{self.label}{on}", detail=_size_rule_text(rule)))
         if gpu_cc is not None:
             ok, msg, src = self._gate("compute_capability", q)
             if ok is False:
@@ -452,7 +458,8 @@ class BackendInfo:
             ok, msg, src = self._gate("sinks", q)
             if ok is False:
                 probs.append(Problem("sinks", gate_stage,
-                                     f"{self.label}{on} does not support attention sinks" + (f": {msg}" if msg else ""), src))
+                                     f"{self.label}{on} does not support attention sinks" + (f": {msg}" if msg else ""), src,
+                                     where=f"{self.label}{on}", detail=msg))
         if per_head_scales:
             ok, msg, src = self._gate("per_head_scales", q)
             if not ok:
@@ -462,7 +469,8 @@ class BackendInfo:
                 alias = (f" (what {self.reported_name} selects on {', '.join(self.platforms)})"
                          if self.reported_name and self.reported_name != self.name else "")
                 probs.append(Problem("per_head_scales", gate_stage,
-                                     f"{self.label}{alias}{on} does not take static per-head KV scales" + (f": {msg}" if msg else ""), src))
+                                     f"{self.label}{alias}{on} does not take static per-head KV scales" + (f": {msg}" if msg else ""), src,
+                                     where=f"{self.label}{alias}{on}", detail=msg))
 
         if kinds is not None:
             wanted = set(kinds)

@@ -148,19 +148,25 @@ class EngineView:
         facts["accepts_dtype"] = not specific
         facts["dtype_reason"] = _sentence("; ".join(specific or general)) or None
         facts["fp8_gpu_ok"] = not specific if not general else None
-        by_kind: Dict[str, List[str]] = {}
+        by_kind: Dict[str, List[Any]] = {}
         for problem in here.problems:
-            by_kind.setdefault(problem.kind, []).append(problem.reason)
-        for kind, ok_key, reason_key, relevant in (
-            ("head_size", "head_ok", "head_reason", head is not None),
-            ("block_size", "block_ok", "block_reason", block is not None),
-            ("sinks", "sinks_ok", "sinks_reason", sinks),
-            ("per_head_scales", "per_head_ok", "per_head_reason", per_head),
-            ("compute_capability", "cc_ok", "cc_reason", cc is not None),
+            by_kind.setdefault(problem.kind, []).append(problem)
+        for kind, prefix, relevant in (
+            ("head_size", "head", head is not None),
+            ("block_size", "block", block is not None),
+            ("sinks", "sinks", sinks),
+            ("per_head_scales", "per_head", per_head),
+            ("compute_capability", "cc", cc is not None),
         ):
             if relevant:
-                facts[ok_key] = kind not in by_kind
-                facts[reason_key] = _sentence("; ".join(by_kind.get(kind, []))) or None
+                found = by_kind.get(kind, [])
+                facts[f"{prefix}_ok"] = not found
+                facts[f"{prefix}_reason"] = _sentence("; ".join(p.reason for p in found)) or None
+                if found and found[0].where:  # the parts KV302/KV310/KV311/KV315 templates join
+                    facts[f"{prefix}_where"] = found[0].where
+                    facts[f"{prefix}_detail"] = found[0].detail
+                    # which message case: the catalog gives a reason (detail) or none (plain)
+                    facts[f"{prefix}_problem"] = "detail" if found[0].detail else "plain"
 
     def _predict(self, literal, gpu, geometry, per_head, sinks, block) -> Optional[str]:
         selection = self.facts["selection"]
@@ -192,11 +198,7 @@ class EngineView:
             selection["fail_reason"] = _sentence(result.reason)
             if per_head:
                 self.facts["backend"]["per_head_ok"] = False
-                self.facts["backend"]["per_head_reason"] = (
-                    f"attention_backend auto: no {self.release.label} backend on "
-                    f"{gpu.arch or gpu.id} takes static per-head KV scales (vLLM fails with "
-                    "'No valid attention backend found'); pin FLASH_ATTN on a GPU where it runs FA3 or FA4"
-                )
+                self.facts["backend"]["per_head_problem"] = "auto"
         return result.backend
 
     # -- features ------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Dict, Iterator, List, Set, Tuple
 
 from conftest import REPO_ROOT

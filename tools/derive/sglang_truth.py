@@ -176,7 +176,6 @@ def child(args) -> None:
     current = {"fields": None}
 
     def get_config(*a, **k):
-        import torch
         f = dict(current["fields"])
         f["torch_dtype"] = stubs.dtype_of(f.get("torch_dtype"))
         if "text_config" in f:

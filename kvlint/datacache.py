@@ -37,7 +37,7 @@ def load_cached(path: Path, parse: Callable[[str], Any]) -> Any:
             stat = path.stat()
             key_file = directory / _key_name(f"{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}")
             with open(key_file, "rb") as handle:
-                return marshal.load(handle)
+                return marshal.loads(handle.read())  # one read: load(handle) reads in small pieces
         except (OSError, EOFError, ValueError, TypeError):
             pass
     data = parse(path.read_text(encoding="utf-8"))
@@ -77,7 +77,7 @@ def load_cached_group(paths: Sequence[Path], parse: Callable[[str], Any]) -> Lis
                 stamps.append(f"{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}")
             key_file = directory / _key_name("\n".join(stamps))
             with open(key_file, "rb") as handle:
-                cached = marshal.load(handle)
+                cached = marshal.loads(handle.read())
             if isinstance(cached, list) and len(cached) == len(paths):
                 return cached
         except (OSError, EOFError, ValueError, TypeError):

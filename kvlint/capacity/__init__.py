@@ -26,8 +26,6 @@ from kvlint.capacity.result import (
 )
 from kvlint.capacity.vllm import vllm_capacity
 from kvlint.deployment import Deployment
-from kvlint.capacity.sglang import sglang_capacity
-from kvlint.capacity.trtllm import trtllm_capacity
 
 __all__ = [
     "CapacityResult",
@@ -44,10 +42,15 @@ def _engine(deployment: Deployment, notes: List[str]) -> Optional[EngineCapacity
         notes.extend(pool.assumptions)
         return vllm_capacity(deployment, pool, notes)
     if deployment.engine == "sglang":
+        # Each engine's accounting is imported on use (start-up time): a run needs one or two.
+        from kvlint.capacity.sglang import sglang_capacity
+
         pool = sglang_pool(deployment)
         notes.extend(pool.assumptions)
         return sglang_capacity(deployment, pool, notes)
     if deployment.engine == "tensorrt-llm":
+        from kvlint.capacity.trtllm import trtllm_capacity  # on use, as above
+
         pool = trtllm_pool(deployment)
         notes.extend(pool.assumptions)
         return trtllm_capacity(deployment, pool, notes)

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
-from kvlint.ablation.check import analyze_ablation, expand_for_capacity
 from kvlint.analysis import (
     API_VERSION,
     Analysis,
@@ -36,6 +35,9 @@ def analyze_document(document: Document, context: CheckContext) -> DocumentAnaly
     from the check loop)."""
     kind = manifest_kind(document.data)
     if kind == "Ablation":
+        # Imported on use (start-up time): most runs hold no ablation.
+        from kvlint.ablation.check import analyze_ablation
+
         return DocumentAnalysis(analyze_ablation(document, context))
     if kind != "Deployment":
         return DocumentAnalysis()
@@ -53,6 +55,8 @@ def analyses_of(document: Document, config: Config, file: Optional[str] = None, 
     where relative `model.config` paths resolve from (default: the document's file)."""
     kind = manifest_kind(document.data)
     if kind == "Ablation":
+        from kvlint.ablation.check import expand_for_capacity  # on use, as above
+
         return expand_for_capacity(document, config)
     if kind != "Deployment":
         return []

@@ -256,3 +256,9 @@ def test_api_server_module_ignores_a_positional_model():
     parsed = run("python3 -m vllm.entrypoints.openai.api_server meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtype fp8")
     assert "/model/name" not in fields(parsed)
     assert [(p.kind, p.severity) for p in parsed.problems] == [("unexpected-argument", "warning")]
+
+
+def test_list_flag_with_equals_takes_one_value():
+    parsed = run("vllm serve m --kv-cache-dtype-skip-layers=0 1")
+    assert fields(parsed)["/kv_cache/skip_layers"] == [0]
+    assert kinds(parsed) == ["unexpected-argument"]

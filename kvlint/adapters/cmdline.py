@@ -421,7 +421,7 @@ class _Parser:
             if nxt < len(args) and not _looks_like_option(args[nxt].text):
                 values.append((args[nxt], 0))
                 nxt += 1
-        if spec.takes == "list":
+        if spec.takes == "list" and not eq:  # `--x=a b`: argparse gives --x only "a"
             while nxt < len(args) and not _looks_like_option(args[nxt].text) and args[nxt].text != "--":
                 values.append((args[nxt], 0))
                 nxt += 1

@@ -272,7 +272,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             )
     print("\ntargets (wall-time medians):")
     for key, value in verdict.items():
-        shown = "n/a" if value is None else (f"{value:.1f} MiB" if key == "peak_rss_mib" else f"{value:.2f}x")
+        shown = "n/a" if value is None else (f"{value:.1f} MiB" if key == "peak_rss_mib" else f"{value:.3f}x")
         bound = f"{TARGETS[key]:.0f} MiB" if key == "peak_rss_mib" else f"{TARGETS[key]}x"
         print(f"  {key:<22} {shown:>9}  (<= {bound})  {'met' if met[key] else 'NOT MET'}")
     print("\nheaviest imports of one `kvlint check` (cumulative ms; benchmarks/startup.py for more):")

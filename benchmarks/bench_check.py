@@ -1,14 +1,19 @@
-"""Benchmark `kvlint check` against `check-jsonschema` on the same manifests.
+"""Benchmark `kvlint check` against `check-jsonschema` and `yamllint` on the same manifests.
 
-Whole-process wall time (start-up included, as CI sees it), median of N runs after one warm-up,
-for one manifest and for 1,000 copies of it; peak RSS of each kvlint process (wait4 rusage);
-and the heaviest imports of one `kvlint check` (python -X importtime), which dominate a
-one-file run. Prints a table and writes JSON to benchmarks/results/.
+Whole-process wall time (start-up included, as CI sees it) after one warm-up each, the tools run
+side by side (interleaved, in rotating order, so machine load falls on all of them alike): median
+and p90 of N runs, for one manifest and for 1,000 copies of it; CPU time (user + sys) of each
+process, which a loaded machine inflates far less than wall time; peak RSS of each process (wait4
+rusage); and the heaviest imports of one `kvlint check` (python -X importtime), which dominate a
+one-file run (benchmarks/startup.py breaks a run down further). Prints a table and writes JSON to
+benchmarks/results/.
 
-Targets (from the Foundation issue): one file <= 0.5x check-jsonschema, 1,000 files <= 1.0x,
-peak RSS <= 40 MiB.
+Targets (from the Foundation issue): one file <= 0.5x check-jsonschema and <= 1.0x yamllint,
+1,000 files <= 1.0x check-jsonschema, peak RSS <= 40 MiB. yamllint (default config) is timed on
+the single manifest; `--yamllint-many` adds it to the 1,000-file case (slow: seconds per run).
+yamllint is a benchmark tool only (benchmarks/run.sh installs it), never a dependency of kvlint.
 
-    benchmarks/run.sh [--runs 7] [--copies 1000]
+    benchmarks/run.sh [--runs 7] [--one-file-runs 21] [--copies 1000] [--yamllint-many]
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results"
 SCHEMA = REPO / "schemas" / "manifest.v1.json"
-TARGETS = {"one_file_ratio": 0.5, "many_files_ratio": 1.0, "peak_rss_mib": 40.0}
+TARGETS = {"one_file_ratio": 0.5, "one_file_vs_yamllint": 1.0, "many_files_ratio": 1.0, "peak_rss_mib": 40.0}
 
 
 PREFERRED_EXAMPLE = "llama70b-fp8-h100.yaml"  # the full example of docs/manifest.md
@@ -74,8 +79,8 @@ def child_env(scratch: Path) -> Dict[str, str]:
 ENV: Dict[str, str] = dict(os.environ)
 
 
-def run_once(argv: Sequence[str], cwd: Path) -> Tuple[float, int, int]:
-    """(wall seconds, exit code, peak RSS in KiB) of one process."""
+def run_once(argv: Sequence[str], cwd: Path) -> Tuple[float, int, int, float]:
+    """(wall seconds, exit code, peak RSS in KiB, CPU seconds user + sys) of one process."""
     started = time.perf_counter()
     process = subprocess.Popen(
         list(argv), cwd=str(cwd), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV
@@ -83,27 +88,54 @@ def run_once(argv: Sequence[str], cwd: Path) -> Tuple[float, int, int]:
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
-    return elapsed, process.returncode, usage.ru_maxrss  # KiB on Linux
+    return elapsed, process.returncode, usage.ru_maxrss, usage.ru_utime + usage.ru_stime  # KiB on Linux
+
+
+def p90(values: Sequence[float]) -> float:
+    """90th percentile, linear between the closest ranks (the median's convention)."""
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0]
+    return statistics.quantiles(ordered, n=10, method="inclusive")[8]
+
+
+def summarize(times: List[float], cpu: List[float], rss: List[int], codes: List[int]) -> Dict[str, object]:
+    return {
+        "median_s": statistics.median(times),
+        "p90_s": p90(times),
+        "min_s": min(times),
+        "max_s": max(times),
+        "cpu_median_s": statistics.median(cpu),
+        "runs": len(times),
+        "exit_codes": sorted(set(codes)),
+        "peak_rss_mib": max(rss) / 1024,
+    }
+
+
+def measure_side_by_side(commands: Dict[str, Sequence[str]], cwd: Path, runs: int) -> Dict[str, Dict[str, object]]:
+    """Each command once to warm up (file cache, .pyc), then `runs` rounds of every command, the
+    order rotating each round: a burst of load on a shared machine lands on every tool alike."""
+    names = list(commands)
+    for name in names:
+        run_once(commands[name], cwd)
+    samples: Dict[str, Tuple[List[float], List[float], List[int], List[int]]] = {
+        name: ([], [], [], []) for name in names
+    }
+    for round_ in range(runs):
+        shift = round_ % len(names)
+        for name in names[shift:] + names[:shift]:
+            elapsed, code, peak, cpu = run_once(commands[name], cwd)
+            times, cpus, rss, codes = samples[name]
+            times.append(elapsed)
+            cpus.append(cpu)
+            rss.append(peak)
+            codes.append(code)
+    return {name: summarize(*samples[name]) for name in names}
 
 
 def measure(argv: Sequence[str], cwd: Path, runs: int) -> Dict[str, object]:
-    run_once(argv, cwd)  # warm-up: file cache, .pyc
-    times: List[float] = []
-    rss: List[int] = []
-    codes = set()
-    for _ in range(runs):
-        elapsed, code, peak = run_once(argv, cwd)
-        times.append(elapsed)
-        rss.append(peak)
-        codes.add(code)
-    return {
-        "median_s": statistics.median(times),
-        "min_s": min(times),
-        "max_s": max(times),
-        "runs": runs,
-        "exit_codes": sorted(codes),
-        "peak_rss_mib": max(rss) / 1024,
-    }
+    """One command alone (kept for callers that time a single tool)."""
+    return measure_side_by_side({"only": argv}, cwd, runs)["only"]
 
 
 def heaviest_imports(kvlint_python: str, manifest: Path, cwd: Path, top: int = 12) -> List[Dict[str, object]]:
@@ -128,18 +160,32 @@ def heaviest_imports(kvlint_python: str, manifest: Path, cwd: Path, top: int = 1
     return [{"module": "(all imports)", "depth": 0, "self_us": total, "cumulative_us": total}] + top_level[:top]
 
 
+def ratio(results: Dict[str, object], tool_key: str, field: str = "median_s") -> Optional[float]:
+    if tool_key not in results:
+        return None
+    return float(results["kvlint"][field]) / float(results[tool_key][field])  # type: ignore[index]
+
+
+TOOL_KEYS = (("kvlint", "kvlint"), ("check_jsonschema", "check-jsonschema"), ("yamllint", "yamllint"))
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=7, help="runs per tool on the 1,000-file case")
+    parser.add_argument("--one-file-runs", type=int, default=21, help="runs per tool on one manifest")
     parser.add_argument("--copies", type=int, default=1000)
     parser.add_argument("--manifest", help="manifest to copy (default: a bundled example)")
+    parser.add_argument("--yamllint-many", action="store_true", help="time yamllint on the 1,000 files too")
     args = parser.parse_args(argv)
 
     kvlint = tool("kvlint")
     cjs = tool("check-jsonschema")
+    yamllint = tool("yamllint")
     if not kvlint:
         print("kvlint is not installed in this environment", file=sys.stderr)
         return 2
+    if not yamllint:
+        print("yamllint is not installed here (benchmarks/run.sh installs it): not timed", file=sys.stderr)
     source, text = bundled_manifest(args.manifest)
 
     with tempfile.TemporaryDirectory(prefix="kvlint-bench-") as scratch:
@@ -159,24 +205,31 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             many.append(str(path.relative_to(root)))
 
         cases = {
-            "one_file": [str(one.relative_to(root))],
-            "many_files": many,
+            "one_file": ([str(one.relative_to(root))], args.one_file_runs, True),
+            "many_files": (many, args.runs, args.yamllint_many),
         }
         results: Dict[str, Dict[str, object]] = {}
-        for case, files in cases.items():
-            results[case] = {"files": len(files), "kvlint": measure([kvlint, "check", *files], root, args.runs)}
+        for case, (files, runs, with_yamllint) in cases.items():
+            prefixes: Dict[str, List[str]] = {"kvlint": [kvlint, "check"]}
             if cjs:
-                results[case]["check_jsonschema"] = measure(
-                    [cjs, "--schemafile", str(SCHEMA), *files], root, args.runs
-                )
-                results[case]["ratio"] = (
-                    results[case]["kvlint"]["median_s"] / results[case]["check_jsonschema"]["median_s"]
-                )
+                prefixes["check_jsonschema"] = [cjs, "--schemafile", str(SCHEMA)]
+            if yamllint and with_yamllint:
+                prefixes["yamllint"] = [yamllint]  # its default config, as a user runs it
+            shown = files if len(files) == 1 else [f"<{len(files)} files>"]
+            row: Dict[str, object] = {"files": len(files), "argv": {k: v + shown for k, v in prefixes.items()}}
+            row.update(measure_side_by_side({k: v + files for k, v in prefixes.items()}, root, runs))
+            for key, name in (("ratio", "check_jsonschema"), ("ratio_yamllint", "yamllint")):
+                value = ratio(row, name)
+                if value is not None:
+                    row[key] = value
+                    row[key + "_cpu"] = ratio(row, name, "cpu_median_s")
+            results[case] = row
         imports = heaviest_imports(sys.executable, one, root)
 
-    peak = max(float(results[c]["kvlint"]["peak_rss_mib"]) for c in results)
+    peak = max(float(results[c]["kvlint"]["peak_rss_mib"]) for c in results)  # type: ignore[index]
     verdict = {
         "one_file_ratio": results["one_file"].get("ratio"),
+        "one_file_vs_yamllint": results["one_file"].get("ratio_yamllint"),
         "many_files_ratio": results["many_files"].get("ratio"),
         "peak_rss_mib": peak,
     }
@@ -188,8 +241,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
+        "load_average": os.getloadavg(),
         "manifest": source,
         "bytecode": "cached (PYTHONDONTWRITEBYTECODE unset, private PYTHONPYCACHEPREFIX)",
+        "method": "whole process, one warm-up each, tools interleaved in rotating order",
         "results": results,
         "targets": TARGETS,
         "measured": verdict,
@@ -197,20 +252,30 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "heaviest_imports": imports,
     }
 
-    print(f"manifest: {source}; median of {args.runs} runs after a warm-up; whole process, .pyc cached\n")
-    print(f"{'case':<12} {'files':>6} {'kvlint s':>10} {'check-jsonschema s':>19} {'ratio':>7} {'target':>7} {'kvlint RSS MiB':>15}")
-    for case, key in (("one_file", "one_file_ratio"), ("many_files", "many_files_ratio")):
+    print(f"manifest: {source}; whole process, .pyc cached, tools interleaved after one warm-up each")
+    print(f"load average {', '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs "
+          "(wall time on a loaded machine: compare the CPU column too)\n")
+    print(f"{'case':<11} {'files':>5} {'tool':<17} {'runs':>4} {'median s':>9} {'p90 s':>7} {'min s':>7} "
+          f"{'CPU s':>7} {'RSS MiB':>8} {'kvlint/tool':>11} {'(CPU)':>7}")
+    for case in cases:
         row = results[case]
-        cjs_s = row.get("check_jsonschema", {}).get("median_s") if cjs else None
-        ratio = row.get("ratio")
-        print(
-            f"{case:<12} {row['files']:>6} {row['kvlint']['median_s']:>10.3f} "
-            f"{(f'{cjs_s:.3f}' if cjs_s else 'n/a'):>19} {(f'{ratio:.2f}x' if ratio else 'n/a'):>7} "
-            f"{'<=' + str(TARGETS[key]) + 'x':>7} {row['kvlint']['peak_rss_mib']:>15.1f}"
-        )
-    print(f"\npeak RSS {peak:.1f} MiB (target <= {TARGETS['peak_rss_mib']:.0f} MiB)")
-    print("targets met: " + ", ".join(f"{k}={'yes' if v else 'NO'}" for k, v in met.items()))
-    print("\nheaviest imports of one `kvlint check` (cumulative ms):")
+        for key, name in TOOL_KEYS:
+            if key not in row:
+                continue
+            stats = row[key]
+            rel = "" if key == "kvlint" else f"{ratio(row, key):.2f}x"
+            rel_cpu = "" if key == "kvlint" else f"{ratio(row, key, 'cpu_median_s'):.2f}x"
+            print(
+                f"{case:<11} {row['files']:>5} {name:<17} {stats['runs']:>4} {stats['median_s']:>9.3f} "
+                f"{stats['p90_s']:>7.3f} {stats['min_s']:>7.3f} {stats['cpu_median_s']:>7.3f} "
+                f"{stats['peak_rss_mib']:>8.1f} {rel:>11} {rel_cpu:>7}"
+            )
+    print("\ntargets (wall-time medians):")
+    for key, value in verdict.items():
+        shown = "n/a" if value is None else (f"{value:.1f} MiB" if key == "peak_rss_mib" else f"{value:.3f}x")
+        bound = f"{TARGETS[key]:.0f} MiB" if key == "peak_rss_mib" else f"{TARGETS[key]}x"
+        print(f"  {key:<22} {shown:>9}  (<= {bound})  {'met' if met[key] else 'NOT MET'}")
+    print("\nheaviest imports of one `kvlint check` (cumulative ms; benchmarks/startup.py for more):")
     for row in imports[:10]:
         print(f"  {row['module']:<28} {int(row['cumulative_us']) / 1000:8.1f}")
 

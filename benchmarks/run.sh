@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
-# Benchmark `kvlint check` against check-jsonschema (see benchmarks/bench_check.py).
-# Usage: benchmarks/run.sh [--runs N] [--copies N]; results go to benchmarks/results/ (gitignored).
+# Benchmark `kvlint check` against check-jsonschema and yamllint (benchmarks/bench_check.py), then
+# break one run's start-up down by import and phase (benchmarks/startup.py).
+# Usage: benchmarks/run.sh [--runs N] [--one-file-runs N] [--copies N] [--yamllint-many];
+# results go to benchmarks/results/ (gitignored).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-.venv/bin/python}"
-exec "$PYTHON" benchmarks/bench_check.py "$@"
+# yamllint is a yardstick, not a dependency of kvlint: installed into the benchmark's environment.
+if ! "$PYTHON" -c "import yamllint" 2>/dev/null; then
+  "$PYTHON" -m pip install --quiet --disable-pip-version-check yamllint
+fi
+"$PYTHON" benchmarks/bench_check.py "$@"
+echo
+exec "$PYTHON" benchmarks/startup.py --output benchmarks/results/startup-latest.json

@@ -250,3 +250,15 @@ def test_flag_table_lookups_and_sources():
     assert flags.version_key("0.4.10.post2") > flags.version_key("0.4.10")
     assert flags.version_key("1.2.0rc1") < flags.version_key("1.2.0")
     assert flags.parser_rules("tensorrt-llm").abbrev is False
+
+
+def test_api_server_module_ignores_a_positional_model():
+    parsed = run("python3 -m vllm.entrypoints.openai.api_server meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtype fp8")
+    assert "/model/name" not in fields(parsed)
+    assert [(p.kind, p.severity) for p in parsed.problems] == [("unexpected-argument", "warning")]
+
+
+def test_list_flag_with_equals_takes_one_value():
+    parsed = run("vllm serve m --kv-cache-dtype-skip-layers=0 1")
+    assert fields(parsed)["/kv_cache/skip_layers"] == [0]
+    assert kinds(parsed) == ["unexpected-argument"]

@@ -292,3 +292,52 @@ def test_sniff_rejects_kvlint_manifests_and_other_files():
     assert sniff("ci.yml", b"on: push\njobs: {}\n") is None
     text = manifest.decode()
     assert adapt("llama70b-fp8-h100.yaml", text).workloads == []
+
+
+def pod(containers: str, annotations: str = "") -> str:
+    return (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+        + (f"  annotations:\n{annotations}" if annotations else "")
+        + "spec:\n  containers:\n" + containers
+    )
+
+
+def test_args_after_the_image_entrypoint():
+    text = pod("    - name: e\n      image: vllm/vllm-openai:v0.19.1\n      args: [org/m, --kv-cache-dtype, fp8]\n")
+    (w,) = adapt("p.yaml", text).workloads
+    assert w.manifest["model"]["name"] == "org/m"
+    assert w.manifest["kv_cache"]["dtype"] == "fp8"
+    assert w.problems == []
+    repeated = pod("    - name: e\n      image: vllm/vllm-openai:v0.19.1\n      args: [vllm, serve, org/m]\n")
+    (w,) = adapt("p.yaml", repeated).workloads
+    assert [(p.kind, p.span.line, p.span.column) for p in w.problems] == [("unexpected-argument", 9, 14)]
+
+
+def test_container_annotation_picks_the_engine_container():
+    text = pod(
+        "    - name: a\n      image: vllm/vllm-openai:v0.19.1\n      args: [org/a]\n"
+        "    - name: b\n      image: vllm/vllm-openai:v0.19.1\n      args: [org/b]\n",
+        "    kvlint.dev/container: b\n",
+    )
+    assert [w.name for w in adapt("p.yaml", text).workloads] == ["Pod/p/b"]
+    both = pod(
+        "    - name: a\n      image: vllm/vllm-openai:v0.19.1\n      args: [org/a]\n"
+        "    - name: b\n      image: lmsysorg/sglang:v0.5.9-cu129\n"
+        "      command: [python3, -m, sglang.launch_server, --model-path, org/b]\n"
+    )
+    names = {w.name: (w.manifest["engine"]["name"], w.manifest["engine"]["version"]) for w in adapt("p.yaml", both).workloads}
+    assert names == {"Pod/p/a": ("vllm", "0.19.1"), "Pod/p/b": ("sglang", "0.5.9")}
+
+
+def test_annotation_conflicting_with_inferred_and_native_facts():
+    text = pod(
+        "    - name: e\n      image: vllm/vllm-openai:v0.19.1\n      args: [org/m, --tensor-parallel-size, '2']\n",
+        "    kvlint.dev/engine-version: v0.20.0\n    kvlint.dev/model: other/model\n",
+    )
+    (w,) = adapt("p.yaml", text).workloads
+    assert w.manifest["engine"]["version"] == "0.20.0"  # the statement replaces the image tag
+    assert w.provenance["/engine/version"] == "annotation kvlint.dev/engine-version"
+    assert w.manifest["model"]["name"] == "org/m"  # but not an engine argument
+    assert sorted((p.kind, p.severity) for p in w.problems) == [
+        ("conflicting-facts", "info"), ("conflicting-facts", "warning"),
+    ]

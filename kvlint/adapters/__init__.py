@@ -52,6 +52,18 @@ LLMInferenceService), ``helm-production-stack`` (vLLM production-stack values),
 ``compose``, ``vllm-config`` / ``sglang-config`` / ``trtllm-options`` (engine config YAML),
 ``shell`` (scripts), ``dockerfile``.
 
+Not handled (yet)
+=================
+
+Helm charts other than production-stack (render with ``helm template`` first), llm-d
+modelservice values, Kustomize overlays and patches, KServe LLMInferenceService ``baseRefs``
+(only its own template is read), RayService ``serveConfigV2`` / Ray Serve ``engine_kwargs``,
+SkyPilot / dstack task files, NIM profiles and ``NIM_PASSTHROUGH_ARGS``, Markdown code fences,
+values merged from several files, `.env` files for compose interpolation, `envFrom` Secrets
+(never read), the TensorRT-LLM image tag → release for Triton containers, and any command that
+only a script outside the file runs. Engine config files named by ``--config`` are not opened
+(adapters do no I/O): ``Adapted.references`` lists them for the caller.
+
 Problem codes (suggested; ``result.PROBLEM_CODES``; ``kind`` is stable if codes are re-mapped)
 =================================================================================================
 
@@ -66,10 +78,10 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, Union
 
 from kvlint.findings import Span
-from kvlint.load import Document, load_text
+from kvlint.load import Document, LoadedFile, load_text
 
 from kvlint.adapters import compose, engine_config, helm_values, kubernetes, scripts
 from kvlint.adapters.result import Adaptation, Adapted, FlagUse, Problem, Reference, problem_code
@@ -138,8 +150,12 @@ def sniff(path: str, head: bytes) -> Optional[str]:
     return None
 
 
-def adapt(path: str, text: str, documents: Optional[Sequence[Document]] = None) -> Adaptation:
+def adapt(
+    path: str, text: str, documents: Union[Sequence[Document], LoadedFile, None] = None
+) -> Adaptation:
     """Every engine workload in one native file (see the module docstring)."""
+    if isinstance(documents, LoadedFile):
+        documents = documents.documents
     try:
         return _adapt(path, text, documents)
     except Exception as exc:  # never a traceback for the user; the bug surfaces as a problem

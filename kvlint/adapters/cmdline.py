@@ -421,7 +421,7 @@ class _Parser:
             if nxt < len(args) and not _looks_like_option(args[nxt].text):
                 values.append((args[nxt], 0))
                 nxt += 1
-        if spec.takes == "list":
+        if spec.takes == "list" and not eq:  # `--x=a b`: argparse gives --x only "a"
             while nxt < len(args) and not _looks_like_option(args[nxt].text) and args[nxt].text != "--":
                 values.append((args[nxt], 0))
                 nxt += 1
@@ -679,6 +679,17 @@ class _Parser:
                     "use --model-path",
                     model.span(), "warning", "/model/name",
                 )
+        if self.form == "api_server" and stray:
+            # make_arg_parser declares an optional positional `model_tag`, but only `vllm serve`
+            # reads it (vllm/entrypoints/cli/serve.py L45); the module serves --model
+            # (https://github.com/vllm-project/vllm/blob/v0.19.1/vllm/entrypoints/openai/cli_args.py)
+            ignored = stray.pop(0)
+            self.problem(
+                "unexpected-argument",
+                f"{ignored.text!r} is ignored: `python -m vllm.entrypoints.openai.api_server` reads the "
+                "model only from --model, so vLLM serves its default model",
+                ignored.span(), "warning", "/model/name",
+            )
         for arg in stray:
             self.problem(
                 "unexpected-argument",

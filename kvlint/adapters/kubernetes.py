@@ -295,6 +295,17 @@ def _adapt_container(
         image_span = doc.span(f"{ptr}/image") if image_raw is not None else container_span
         draft.anchors["/engine"] = image_span
         _engine_facts(draft, parsed.engine, image, image_raw, image_span, doc.key_span(f"{ptr}/image"), where)
+        if (
+            image is not None and image.engine == "vllm" and not command and args
+            and args[0].text in ("vllm", "serve") and parsed.form == "vllm serve"
+        ):
+            draft.problems.append(problem(
+                "unexpected-argument",
+                f"{where}: `args` are appended to the image's ENTRYPOINT; current vllm/vllm-openai "
+                "images already run `vllm serve`, so repeating it passes `vllm serve` as arguments "
+                "(move it to `command`, or drop it)",
+                args[0].whole, "warning",
+            ))
         if gpu is not None:
             draft.gpu = gpu
         count = _gpu_count(doc, ptr, container, pod, where, draft)

@@ -1,0 +1,304 @@
+"""Derive vLLM truth tables by running each release's own code.
+
+    python tools/derive/vllm_derive.py 0.17.0            # one release
+    python tools/derive/vllm_derive.py --all             # every final release >= 0.11.0 on the index
+    python tools/derive/vllm_derive.py --root DIR --version X --out-dir D   # an already-extracted tree
+
+For each release: fetch the wheel's Python source (wheels.py), then run vllm_probe.py once
+per device of the grid (stubs.DEVICES; ROCm twice: VLLM_ROCM_USE_AITER=0 and =1) in a fresh
+interpreter, and merge the answers into rules/catalog/derived/vllm/<version>.json
+(format: tools/derive/README.md). Deterministic: sorted keys, no timestamps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+
+import stubs  # noqa: E402
+import wheels  # noqa: E402
+
+CACHE = HERE / ".cache"
+OUT_DIR = REPO / "rules" / "catalog" / "derived" / "vllm"
+FIRST = "0.11.0"
+SCHEMA = "kvlint-derived-vllm/1"
+# (run name, device, aiter)
+RUNS = [(d, d, False) for d in stubs.DEVICES] + [
+    (d + "+aiter", d, True) for d, v in stubs.DEVICES.items() if v["platform"] == "rocm"]
+
+
+# ----------------------------------------------------------------------------- environment
+
+def torch_site() -> str:
+    import importlib.util
+    spec = importlib.util.find_spec("torch")
+    return str(Path(spec.origin).parent.parent)
+
+
+def deps_for(root: Path) -> list[str]:
+    """The dependency dir (see README: `setup-deps`) whose transformers satisfies the release."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    spec = SpecifierSet("")
+    for meta in root.glob("*.dist-info/METADATA"):
+        for line in meta.read_text(errors="replace").splitlines():
+            if line.startswith("Requires-Dist: transformers") and "extra ==" not in line:
+                spec = SpecifierSet(line.split("transformers", 1)[1].split(";")[0].strip().strip("()"))
+    for name in ("deps", "deps-tf5"):
+        d = CACHE / name
+        tf = sorted(d.glob("transformers-*.dist-info"))
+        if tf and Version(tf[0].name.removesuffix(".dist-info").split("-")[1]) in spec:
+            return [str(d)]
+    return [str(CACHE / "deps")] if (CACHE / "deps").is_dir() else []
+
+
+def run_probe(root: Path, run: tuple, extra_path: list[str], tmp: Path, timeout: int, sections: str) -> dict:
+    name, device, aiter = run
+    out = tmp / f"{name}.json"
+    cmd = [sys.executable, "-I", str(HERE / "vllm_probe.py"), "--root", str(root), "--device", device,
+           "--out", str(out), "--path", ":".join(extra_path), "--sections", sections]
+    if aiter:
+        cmd.append("--aiter")
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(tmp))
+    except subprocess.TimeoutExpired:
+        return {"fatal": f"probe timed out after {timeout}s"}
+    if not out.is_file():
+        return {"fatal": f"probe exited {proc.returncode} without output", "stderr": proc.stderr[-2000:]}
+    return json.loads(out.read_text())
+
+
+# ----------------------------------------------------------------------------- merging
+
+def by_device(values: dict, order: list[str]):
+    """{device: value-or-tree} -> one tree with `device` on top (identical branches merged)."""
+    present = [d for d in order if d in values]
+    keys = {d: json.dumps(values[d], sort_keys=True) for d in present}
+    if len(set(keys.values())) == 1 and len(present) == len(order):
+        return values[present[0]]
+    groups: dict = {}
+    for d in present:
+        groups.setdefault(keys[d], []).append(d)
+    return {"by": "device", "cases": {",".join(ds): values[ds[0]] for _, ds in
+                                      sorted(groups.items(), key=lambda kv: order.index(kv[1][0]))}}
+
+
+def arg_tree(entry: dict):
+    """A predicate's answers on one device as a tree over its argument."""
+    if "value" in entry:
+        return entry["value"]
+    if "error" in entry:
+        return {"error": entry["error"]}
+    if "unknown" in entry:
+        return {"unknown": entry["unknown"]}
+    vals = entry["values"]
+    arg = entry["arg"]
+    if all(isinstance(v, bool) for v in vals.values()):
+        if all(vals.values()):
+            return True
+        if not any(vals.values()):
+            return False
+        return {"by": arg, "true": [_num(k) for k, v in vals.items() if v]}
+    groups: dict = {}
+    for k, v in vals.items():
+        groups.setdefault(json.dumps(v, sort_keys=True), []).append(k)
+    if len(groups) == 1:
+        return next(iter(vals.values()))
+    return {"by": arg, "cases": {",".join(ks): vals[ks[0]] for ks in groups.values()}}
+
+
+def _num(k: str):
+    try:
+        return int(k)
+    except ValueError:
+        return k
+
+
+def merge(version: str, root: Path, raws: dict, wheel_names: list[str]) -> dict:
+    order = [r[0] for r in RUNS if r[0] in raws]
+    ok = [r for r in order if "fatal" not in raws[r]]
+    table: dict = {"schema": SCHEMA, "engine": "vllm", "version": version, "wheel": wheel_names}
+    table["grid"] = {
+        "devices": {r[0]: {"platform": stubs.DEVICES[r[1]]["platform"], "cc": "%d.%d" % stubs.DEVICES[r[1]]["cc"],
+                           "gpu": stubs.DEVICES[r[1]]["name"], "aiter": r[2]} for r in RUNS if r[0] in raws},
+        "head_size": list(_probe_consts()["HEAD_SIZES"]),
+        "block_size": list(_probe_consts()["BLOCK_SIZES"]),
+        "model_dtype": "bfloat16",
+    }
+    unknown = []
+    for r in order:
+        if "fatal" in raws[r]:
+            unknown.append({"device": r, "what": "whole probe", "reason": raws[r]["fatal"]})
+    if not ok:
+        table["unknown"] = unknown
+        return table
+    first = raws[ok[0]]
+    table["cache_dtypes"] = first.get("cache_dtypes")
+    table["grid"]["kv_cache_dtype"] = (first.get("cache_dtypes") or {}).get("values")
+    table["registry"] = first.get("registry")
+    stubs_used = sorted({s for r in ok for s in raws[r].get("stubs_used", [])})
+    table["stubs_used"] = stubs_used
+
+    # backends
+    names = sorted({n for r in ok for n in raws[r].get("backends", {})})
+    bout = {}
+    for n in names:
+        ent: dict = {}
+        per = {r: raws[r]["backends"].get(n) for r in ok}
+        imp = {r: (v or {}).get("import_error") for r, v in per.items()}
+        if any(imp.values()):
+            ent["import_error"] = by_device({r: imp[r] or None for r in ok}, ok)
+            unknown.append({"backend": n, "what": "import", "reason": sorted({v for v in imp.values() if v})})
+        live = {r: v for r, v in per.items() if v and not v.get("import_error")}
+        if not live:
+            bout[n] = ent
+            continue
+        anyv = next(iter(live.values()))
+        ent["class"] = anyv.get("class")
+        preds = sorted({p for v in live.values() for p in v.get("predicates", {})})
+        pout = {}
+        for p in preds:
+            entries = {r: v["predicates"][p] for r, v in live.items() if p in v.get("predicates", {})}
+            w = next(iter(entries.values()))["where"]
+            pout[p] = {"where": w, "answer": by_device({r: arg_tree(e) for r, e in entries.items()}, list(live))}
+        ent["predicates"] = pout
+        vals = {r: v.get("validate") for r, v in live.items() if v.get("validate")}
+        if vals:
+            v0 = next(iter(vals.values()))
+            if "unknown" in v0:
+                ent["validate"] = {"unknown": v0["unknown"], "where": v0.get("where")}
+            else:
+                reasons = sorted({x for v in vals.values() for x in v.get("reasons", {})})
+                ent["validate"] = {
+                    "where": v0["where"], "fixed": v0["fixed"], "variants": v0["variants"],
+                    "supports_combination": v0.get("supports_combination"),
+                    "reasons": {x: by_device({r: v.get("reasons", {}).get(x, False) for r, v in vals.items()},
+                                             list(vals)) for x in reasons},
+                }
+        bout[n] = ent
+    table["backends"] = bout
+
+    # selection
+    sels = {r: raws[r].get("selection") for r in ok if raws[r].get("selection")}
+    if sels:
+        s0 = next(iter(sels.values()))
+        if any("tree" not in s for s in sels.values()):
+            table["selection"] = {"unknown": {r: s.get("unknown") for r, s in sels.items() if "tree" not in s},
+                                  "where": s0.get("where")}
+            unknown.append({"what": "selection", "reason": sorted({str(s.get("unknown")) for s in sels.values()
+                                                                   if "tree" not in s})})
+        table["selection"] = dict(table.get("selection", {}), **{
+            "where": s0.get("where"), "platform_where": {r: s.get("platform_where") for r, s in sels.items()
+                                                         if s.get("platform_where")},
+            "priorities_where": {r: s.get("priorities_where") for r, s in sels.items() if s.get("priorities_where")},
+            "config": s0.get("config"), "dims": ["device"] + s0.get("dims", []),
+            "variants": s0.get("variants"),
+            "tree": by_device({r: s["tree"] for r, s in sels.items() if "tree" in s}, [r for r in ok if r in sels
+                                                                                         and "tree" in sels[r]]),
+        })
+        for key in ("platform_where", "priorities_where"):
+            vals2 = table["selection"][key]
+            uniq = {json.dumps(v, sort_keys=True) for v in vals2.values()}
+            if len(uniq) <= 2:  # cuda + rocm files: keep one per platform
+                per_plat = {}
+                for r, v in vals2.items():
+                    per_plat.setdefault(table["grid"]["devices"][r]["platform"], v)
+                table["selection"][key] = per_plat
+    # flags/defaults: device independent (taken from the first device that answered)
+    for r in ok:
+        if raws[r].get("flags"):
+            table["flags"] = raws[r]["flags"]
+            break
+    bd = {r: raws[r].get("batch_defaults") for r in ok if raws[r].get("batch_defaults")}
+    if bd:
+        table["batch_defaults"] = by_device(bd, list(bd))
+    table["unknown"] = unknown
+    return table
+
+
+def _probe_consts() -> dict:
+    ns: dict = {}
+    src = (HERE / "vllm_probe.py").read_text()
+    for line in src.splitlines():
+        if line.startswith(("HEAD_SIZES =", "BLOCK_SIZES =")):
+            exec(line, ns)  # noqa: S102 - our own constant lines
+    return ns
+
+
+# ----------------------------------------------------------------------------- driver
+
+def derive(version: str, root: Path | None = None, out_dir: Path = OUT_DIR, jobs: int = 2,
+           timeout: int = 900, runs: list | None = None, extra_path: list[str] | None = None,
+           sections: str = "dtypes,backends,validate,selection,flags,batch") -> Path:
+    t0 = time.time()
+    if root is None:
+        root = wheels.fetch_release_source("vllm", version, CACHE)
+    root = Path(root)
+    marker = root / ".derive-complete"
+    wheel_names = [ln for ln in marker.read_text().splitlines()[1:] if ln] if marker.is_file() else []
+    path = (extra_path if extra_path is not None else deps_for(root)) + [torch_site()]
+    runs = runs or RUNS
+    raws = {}
+    with tempfile.TemporaryDirectory(prefix=f"derive-{version}-") as tmp:
+        with ThreadPoolExecutor(max_workers=jobs) as ex:
+            futs = {r[0]: ex.submit(run_probe, root, r, path, Path(tmp), timeout, sections) for r in runs}
+            for name, f in futs.items():
+                raws[name] = f.result()
+    table = merge(version, root, raws, wheel_names)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / f"{version}.json"
+    out.write_text(json.dumps(table, sort_keys=True, separators=(",", ":")) + "\n")
+    print(f"vllm {version}: {out} ({out.stat().st_size // 1024} KiB, {time.time() - t0:.0f}s)", flush=True)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("versions", nargs="*")
+    ap.add_argument("--all", action="store_true", help="every final release >= 0.11.0 on the index")
+    ap.add_argument("--missing", action="store_true", help="with --all: skip releases that have a table")
+    ap.add_argument("--root", help="an extracted release tree (skips the download)")
+    ap.add_argument("--version", help="version label for --root")
+    ap.add_argument("--out-dir", default=str(OUT_DIR))
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--devices", help="comma-separated run names (default: all)")
+    ap.add_argument("--keep-source", action="store_true", help="keep the extracted source after --all")
+    a = ap.parse_args()
+    runs = [r for r in RUNS if not a.devices or r[0] in a.devices.split(",")]
+    out_dir = Path(a.out_dir)
+    if a.root:
+        derive(a.version or "unknown", Path(a.root), out_dir, a.jobs, runs=runs)
+        return
+    versions = list(a.versions)
+    if a.all:
+        from packaging.version import Version
+        versions = [v for v in wheels.list_releases("vllm") if Version(v) >= Version(FIRST)]
+    failed = []
+    for v in versions:
+        if a.missing and (out_dir / f"{v}.json").is_file():
+            continue
+        try:
+            derive(v, None, out_dir, a.jobs, runs=runs)
+        except Exception as exc:  # noqa: BLE001  one release failing must not stop the rest
+            failed.append(v)
+            print(f"vllm {v}: FAILED {type(exc).__name__}: {exc}", flush=True)
+    if failed:
+        print("failed:", ", ".join(failed))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    main()

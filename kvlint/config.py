@@ -23,6 +23,19 @@ CONFIG_FILES = ("kvlint.toml", "pyproject.toml")
 
 
 
+# Every native format kvlint reads (kvlint.adapters.FORMATS; a test keeps the two equal).
+NATIVE_FORMATS = (
+    "kubernetes",
+    "helm-production-stack",
+    "compose",
+    "vllm-config",
+    "sglang-config",
+    "trtllm-options",
+    "shell",
+    "dockerfile",
+)
+
+
 @dataclass(frozen=True)
 class Config:
     path: Optional[Path] = None
@@ -37,6 +50,8 @@ class Config:
     catalog_dirs: Tuple[str, ...] = ()
     max_scale_overhead: float = 0.03
     max_capacity_regression: Optional[float] = None
+    # Native deployment files read besides kvlint/v1 manifests (`native-formats`; [] reads none).
+    native_formats: Tuple[str, ...] = NATIVE_FORMATS
 
     @property
     def root(self) -> Path:
@@ -120,6 +135,7 @@ def from_table(table: Dict[str, Any], path: Path) -> Config:
         catalog_dirs=paths("catalog-dir"),
         max_scale_overhead=float(table.get("max-scale-overhead", 0.03)),
         max_capacity_regression=table.get("max-capacity-regression"),
+        native_formats=tuple(table.get("native-formats", NATIVE_FORMATS)),
     )
 
 

@@ -416,14 +416,16 @@ def _scalar_regions(text: str) -> List[Tuple[int, int, int, int]]:
     return regions
 
 
-def find_suppressions(text: str) -> List[Suppression]:
+def find_suppressions(text: str, yaml_text: bool = True) -> List[Suppression]:
+    """`# kvlint: ignore[...]` comments. In YAML a `#` inside a scalar is not a comment; other
+    text (a shell script, a Dockerfile) has no scalars to skip."""
     lines = text.splitlines()
     candidates = [
         (number, line) for number, line in enumerate(lines) if "kvlint:" in line and "#" in line
     ]
     if not candidates:
         return []
-    regions = _scalar_regions(text)
+    regions = _scalar_regions(text) if yaml_text else []
     found: List[Suppression] = []
     for number, line in candidates:
         for match in re.finditer(r"#", line):

@@ -316,7 +316,7 @@ def test_hook_definitions():
     assert set(hooks) == {"kvlint", "kvlint-capacity"}
     for hook in hooks.values():
         assert hook["language"] == "python"
-        assert hook["types_or"] == ["yaml", "json"]
+        assert hook["types_or"] == ["yaml", "json", "shell", "dockerfile"]
         # one process over the whole set: ablations see every manifest
         assert hook["require_serial"] is True and hook["pass_filenames"] is False
     assert hooks["kvlint"]["entry"] == "kvlint check"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Tuple, Any, Dict, List, Optional
 
 from kvlint.findings import Span
 from kvlint.load import Document
@@ -63,6 +63,9 @@ class Problem:
     span: Span
     severity: str = "warning"
     pointer: str = ""  # the manifest field it concerns, when there is one
+    # For conflicting-facts: the two values (stated, inferred), so the caller can tell two
+    # spellings of one thing (a GPU label and a catalog id) from a real conflict.
+    values: Tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)

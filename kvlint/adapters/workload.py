@@ -99,8 +99,9 @@ def manifest_name(*parts: str) -> str:
     return name or "workload"
 
 
-def problem(kind: str, message: str, span: Span, severity: str = "warning", ptr: str = "") -> Problem:
-    return Problem(problem_code(kind), kind, message, span, severity, ptr)
+def problem(kind: str, message: str, span: Span, severity: str = "warning", ptr: str = "",
+            values: Tuple[Any, ...] = ()) -> Problem:
+    return Problem(problem_code(kind), kind, message, span, severity, ptr, values)
 
 
 _DEFAULT_HINTS = {
@@ -216,7 +217,7 @@ def _apply_statement(
                     "conflicting-facts",
                     f"{fact.provenance} says {value!r} but the engine configuration says "
                     f"{current!r} ({given.provenance}); the engine configuration is what runs",
-                    fact.span, "warning", ptr,
+                    fact.span, "warning", ptr, (value, current),
                 )
             )
         return
@@ -226,7 +227,7 @@ def _apply_statement(
                 "conflicting-facts",
                 f"{fact.provenance} says {value!r}, replacing {current!r} inferred from "
                 f"{b.provenance.get(ptr, 'elsewhere')}",
-                fact.span, "info", ptr,
+                fact.span, "info", ptr, (value, current),
             )
         )
     b.put(ptr, value, fact.span, fact.provenance, fact.key_span)

@@ -16,7 +16,7 @@ import sys
 import click
 
 from kvlint import __version__
-from kvlint.cli import ablate, capacity, check, diff, facts, rules, smoke
+from kvlint.cli import ablate, capacity, check, convert, diff, facts, rules, smoke
 from kvlint.cli.options import EXIT_ERROR
 from kvlint.errors import KvlintError
 
@@ -71,6 +71,7 @@ for _command in (
     rules.rules,
     rules.schema,
     facts.facts,
+    convert.convert,
     capacity.capacity,
     smoke.smoke,
     diff.diff,

@@ -6,14 +6,15 @@ Commands call `run_check`; reporters receive its `CheckResult` and never compute
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, List, Sequence, Set
+from typing import Iterable, List, Optional, Sequence, Set
 
 from kvlint import pointer as json_pointer
 from kvlint.analysis import CheckContext
 from kvlint.findings import Finding, severity_rank
-from kvlint.load import LoadedFile, load_bytes, read_input
+from kvlint.load import LoadedFile, read_input
 from kvlint.pipeline.discovery import discover_files, display_path
 from kvlint.pipeline.documents import analyze_document
+from kvlint.pipeline.native import NativeFile, covered_by_missing, load_source
 from kvlint.pipeline.selection import per_file_ignored
 from kvlint.pipeline.suppressions import apply_suppressions
 from kvlint.schema import validate_document
@@ -35,8 +36,12 @@ class CheckResult:
         return any(severity_rank(f.severity) >= threshold for f in self.findings)
 
 
-def analyze_file(loaded: LoadedFile, context: CheckContext) -> List[Finding]:
+def analyze_file(loaded: LoadedFile, context: CheckContext, source: Optional[NativeFile] = None) -> List[Finding]:
+    """Every finding of one file. For a native file (`source`), its adapters' findings too, and
+    the schema findings a missing fact would cause are left to that fact's KV207."""
     findings: List[Finding] = list(loaded.findings)
+    if source is not None:
+        findings.extend(source.findings)
     for document in loaded.documents:
         # A value kvlint refused to load (custom tag, KV004) reads as null; the schema errors
         # that follow from that are noise beside the KV004 at the same place.
@@ -46,8 +51,13 @@ def analyze_file(loaded: LoadedFile, context: CheckContext) -> List[Finding]:
         schema_findings = validate_document(document)
         if refused:
             schema_findings = [f for f in schema_findings if not any(json_pointer.under(f.pointer, p) for p in refused)]
+        semantic = analyze_document(document, context).findings
+        missing = source.missing.get(document.index, ()) if source is not None else ()
+        if missing:
+            schema_findings = [f for f in schema_findings if not covered_by_missing(f, missing)]
+            semantic = [f for f in semantic if not covered_by_missing(f, missing)]
         findings.extend(schema_findings)
-        findings.extend(analyze_document(document, context).findings)
+        findings.extend(semantic)
     return findings
 
 
@@ -58,10 +68,14 @@ def run_check(paths: Sequence[str], context: CheckContext) -> CheckResult:
     for path in discover_files(paths, context.config):
         display, raw = read_input(path)
         display = display_path(display, context.display_root)
-        loaded = load_bytes(raw, display)
+        source = load_source(raw, display, path, context.config)
+        loaded = source.loaded
+        native = source if source.format != "kvlint" else None
+        if native is not None:
+            loaded.documents = source.documents
         files.append(loaded)
         documents += len(loaded.documents)
-        findings = [context.rulebook.decorate(f) for f in analyze_file(loaded, context)]
+        findings = [context.rulebook.decorate(f) for f in analyze_file(loaded, context, native)]
         ignored_here = per_file_ignored(path, context.config, context.rulebook)
         findings = [
             f for f in findings if f.code in context.enabled and f.code not in ignored_here

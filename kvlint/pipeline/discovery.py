@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import re
 from pathlib import Path
 from typing import List, Sequence, Set
 
 from kvlint.config import Config
 from kvlint.errors import UsageError
+from kvlint.pipeline.native import MANIFEST_MARKER, MARKER_WINDOW, head_of, native_format
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox"})
-MANIFEST_MARKER = re.compile(rb"apiVersion[\"']?\s*:\s*[\"']?kvlint/v[0-9]")
-# How much of a file the marker is looked for in.
-MARKER_WINDOW = 64 * 1024
 
 
 def excluded(path: Path, patterns: Sequence[str], root: Path) -> bool:
@@ -72,25 +69,25 @@ def discover_files(paths: Sequence[str], config: Config) -> List[str]:
             )
             for name in sorted(files):
                 candidate = Path(directory) / name
-                if not name.endswith(MANIFEST_SUFFIXES):
+                if not name.endswith(MANIFEST_SUFFIXES) and not (config.native_formats and maybe_native(name)):
                     continue
                 if excluded(candidate, exclude, config.root):
                     continue
-                if not looks_like_manifest(candidate):
-                    continue
+                head = head_of(str(candidate), MARKER_WINDOW)
+                if head is not None and MANIFEST_MARKER.search(head) is None and (
+                        native_format(str(candidate), head, config) is None):
+                    continue  # neither a manifest nor a native deployment file
                 found.append(str(candidate))
     # de-duplicate while keeping order
     seen: Set[str] = set()
     return [f for f in found if not (f in seen or seen.add(f))]
 
 
-def looks_like_manifest(path: Path) -> bool:
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(MARKER_WINDOW)
-    except OSError:
-        return True  # let the loader report it
-    return bool(MANIFEST_MARKER.search(head))
+def maybe_native(name: str) -> bool:
+    """A name a native format other than YAML can have (scripts, Dockerfiles)."""
+    lowered = name.lower()
+    return (lowered.endswith((".sh", ".bash", ".dockerfile")) or lowered in ("dockerfile", "containerfile")
+            or lowered.startswith("dockerfile."))
 
 
 def display_path(path: str, root: Path) -> str:

@@ -21,8 +21,9 @@ from kvlint.analysis import (
 )
 from kvlint.config import Config
 from kvlint.findings import Finding
-from kvlint.load import Document, load_bytes, read_input
+from kvlint.load import Document, read_input
 from kvlint.pipeline.discovery import discover_files, display_path
+from kvlint.pipeline.native import covered_by_missing, load_source
 from kvlint.schema import validate_document
 
 @dataclass
@@ -81,13 +82,15 @@ def deployment_analyses(paths: Sequence[str], config: Config) -> Tuple[List[Anal
     problems: List[str] = []
     for path in discover_files(list(paths), config):
         display, raw = read_input(path)
-        loaded = load_bytes(raw, display_path(display, Path.cwd()))
+        source = load_source(raw, display_path(display, Path.cwd()), path, config)
+        loaded = source.loaded
         for finding in loaded.findings:
             if finding.code in ("KV001", "KV004"):
                 problems.append(finding.one_line())
-        for document in loaded.documents:
+        for document in source.documents if source.format != "kvlint" else loaded.documents:
             if not isinstance(document.data, dict) or document.data.get("apiVersion") != API_VERSION:
                 continue
-            problems.extend(f.one_line() for f in validate_document(document))
+            missing = source.missing.get(document.index, ())
+            problems.extend(f.one_line() for f in validate_document(document) if not covered_by_missing(f, missing))
             analyses.extend(analyses_of(document, config))
     return analyses, problems

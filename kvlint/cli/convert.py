@@ -1,0 +1,66 @@
+"""`kvlint convert`: the kvlint/v1 manifest kvlint reads from a native deployment file."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
+
+import click
+
+from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, config_option, write_output
+from kvlint.config import load_config
+from kvlint.errors import UsageError
+from kvlint.load import read_input
+from kvlint.pointer import escape
+
+
+def _scalar(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, str) else ("null" if value is None else json.dumps(value))
+
+
+def render_manifest(data: Any, provenance: Dict[str, str], pointer: str = "", indent: int = 0) -> List[str]:
+    """YAML for a manifest, each value followed by a comment saying where kvlint read it."""
+    pad = "  " * indent
+    lines: List[str] = []
+    items = data.items() if isinstance(data, dict) else enumerate(data)
+    for key, value in items:
+        child = f"{pointer}/{escape(key)}"
+        label = f"{pad}{key}:" if isinstance(data, dict) else f"{pad}-"
+        note = f"  # {provenance[child]}" if child in provenance else ""
+        if isinstance(value, (dict, list)) and value:
+            lines.append(label + note)
+            lines.extend(render_manifest(value, provenance, child, indent + 1))
+        else:
+            shown = "{}" if value == {} else "[]" if value == [] else _scalar(value)
+            lines.append(f"{label} {shown}{note}")
+    return lines
+
+
+@click.command()
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False), help="Write to a file instead of stdout.")
+@config_option
+def convert(path, output_file, config_path):
+    """Print the kvlint/v1 manifest(s) read from a native deployment file (Kubernetes, Helm
+    values, compose, engine config, shell script, Dockerfile), each value with a comment saying
+    where it came from. Exit 1 when a fact is missing (the manifest then lacks it)."""
+    # Imported on use: only this command and the check pipeline read native files.
+    from kvlint.pipeline.native import load_source
+
+    config = load_config(config_path)
+    display, raw = read_input(path)
+    source = load_source(raw, display, path, config)
+    if source.format == "kvlint":
+        raise UsageError(f"{path} is already a kvlint/v1 manifest (or no native deployment file kvlint reads)")
+    if not source.documents:
+        click.echo(f"kvlint convert: {path}: no engine workload found", err=True)
+        sys.exit(EXIT_OK)
+    blocks = []
+    for document in source.documents:
+        header = [f"# Read by kvlint from {Path(display).as_posix()} ({source.format})."]
+        header += [f"# missing: {pointer} (kvlint check says how to give it)" for pointer in source.missing.get(document.index, ())]
+        blocks.append("\n".join(header + render_manifest(document.data, source.provenance.get(document.index, {}))))
+    write_output("\n---\n".join(blocks) + "\n", output_file)
+    sys.exit(EXIT_FINDINGS if any(source.missing.values()) else EXIT_OK)

@@ -1,0 +1,166 @@
+"""Native deployment files (Kubernetes, production-stack values, compose, engine config YAML,
+shell scripts, Dockerfiles) in the check pipeline.
+
+`kvlint.adapters` turns each engine workload of such a file into a kvlint/v1 manifest whose
+spans point into the native file; here those manifests become `Document`s that the schema,
+resolve, capacity and rule stages check unchanged, and the adapters' problems and missing
+facts become findings. A native file with no engine workload (a Service, a ConfigMap, an nginx
+Deployment) gives no document and no finding.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+from kvlint.catalog import load_catalogs
+from kvlint.config import Config
+from kvlint.findings import Finding
+from kvlint.load import Document, LoadedFile, find_suppressions, load_bytes
+
+# The adapters' problem kinds -> kvlint codes (rules/KV0xx-KV3xx files document each).
+PROBLEM_CODES: Dict[str, str] = {
+    "shell-syntax": "KV005",
+    "yaml-shape": "KV005",
+    "internal-error": "KV005",
+    "unpinned-image": "KV206",
+    "missing-fact": "KV207",
+    "unresolved-value": "KV208",
+    "not-checked": "KV208",
+    "unknown-flag": "KV319",
+    "flag-not-in-release": "KV319",
+    "ambiguous-flag": "KV319",
+    "invalid-flag-value": "KV320",
+    "unexpected-argument": "KV320",
+    "abbreviated-flag": "KV321",
+    "repeated-flag": "KV321",
+    "deprecated-spelling": "KV321",
+    "ignored-config": "KV321",
+    "conflicting-facts": "KV322",
+}
+YAML_FORMATS = ("kubernetes", "helm-production-stack", "compose", "vllm-config", "sglang-config", "trtllm-options")
+SNIFF_WINDOW = 8 * 1024
+# A kvlint/v1 manifest declares its apiVersion near the top; a walk keeps only files that do
+# (or native deployment files).
+MANIFEST_MARKER = re.compile(rb"apiVersion[\"']?\s*:\s*[\"']?kvlint/v[0-9]")
+MARKER_WINDOW = 64 * 1024
+
+
+@dataclass
+class NativeFile:
+    """A native file read: the loaded text, one Document per engine workload, and findings."""
+
+    format: str
+    loaded: LoadedFile
+    documents: List[Document] = field(default_factory=list)
+    findings: List[Finding] = field(default_factory=list)
+    # Pointers of facts the file does not give, per document: their schema findings are
+    # replaced by the KV207 that says how to supply them.
+    missing: Dict[int, Sequence[str]] = field(default_factory=dict)
+    # Per document: pointer -> where the value came from ("container 'vllm' args[2]", ...).
+    provenance: Dict[int, Dict[str, str]] = field(default_factory=dict)
+
+
+def native_format(path: str, head: bytes, config: Config) -> Optional[str]:
+    """The native format of a file, or None (a kvlint/v1 manifest, or nothing kvlint reads)."""
+    if not config.native_formats:
+        return None
+    # Imported on use (start-up time): the adapters and their flag tables are large.
+    from kvlint.adapters import sniff
+
+    fmt = sniff(path, head[:SNIFF_WINDOW])
+    return fmt if fmt in config.native_formats else None
+
+
+def _same_gpu(problem, catalog_dirs: Sequence[str]) -> bool:
+    """A GPU "conflict" between two spellings of one GPU (a node label and a catalog id)."""
+    if problem.kind != "conflicting-facts" or problem.pointer != "/hardware/gpu" or len(problem.values) != 2:
+        return False
+    gpus = load_catalogs(tuple(catalog_dirs)).gpus
+    found = [gpus.lookup(str(value)) for value in problem.values]
+    return found[0] is not None and found[1] is not None and found[0].id == found[1].id
+
+
+def read_native(raw: bytes, display: str, fmt: str, catalog_dirs: Sequence[str] = ()) -> NativeFile:
+    from kvlint.adapters import adapt  # on use, as above
+
+    if fmt in YAML_FORMATS:
+        loaded = load_bytes(raw, display)
+    else:  # a shell script or Dockerfile: text, not YAML
+        text = raw.decode("utf-8", errors="replace")
+        loaded = LoadedFile(path=display, text=text, suppressions=find_suppressions(text, yaml_text=False))
+    native = NativeFile(format=fmt, loaded=loaded)
+    if any(f.code in ("KV001", "KV004") for f in loaded.findings):
+        return native  # YAML the loader refused: its findings say why
+    adaptation = adapt(display, loaded.text, loaded if fmt in YAML_FORMATS else None)
+    for problem in adaptation.problems:
+        native.findings.append(_finding(problem, display, 0))
+    for position, workload in enumerate(adaptation.workloads):
+        document = workload.document()
+        # Several workloads can share one YAML document: number them apart for findings.
+        document.index = position
+        native.documents.append(document)
+        native.missing[position] = tuple(workload.missing)
+        native.provenance[position] = dict(workload.provenance)
+        for problem in workload.problems:
+            if not _same_gpu(problem, catalog_dirs):
+                native.findings.append(_finding(problem, display, position))
+        for pointer, how in workload.missing.items():
+            span = workload.value_spans.get(pointer) or workload.value_spans.get("") or document.span("")
+            native.findings.append(Finding(
+                code="KV207", name="", severity="warning", file=display, pointer=pointer, document=position,
+                message=f"{workload.name}: {how}",
+            ).with_location(span))
+    return native
+
+
+def _finding(problem, display: str, document: int) -> Finding:
+    return Finding(
+        code=PROBLEM_CODES.get(problem.kind, "KV005"),
+        name="",
+        severity=problem.severity,
+        message=problem.message,
+        file=display,
+        pointer=problem.pointer or "",
+        document=document,
+    ).with_location(problem.span)
+
+
+def head_of(path: str, size: int = SNIFF_WINDOW) -> Optional[bytes]:
+    """The first bytes of a file; None when it cannot be read (the loader then reports why)."""
+    try:
+        with open(Path(path), "rb") as handle:
+            return handle.read(size)
+    except OSError:
+        return None
+
+
+# Findings a missing fact would also cause, which its KV207 already explains.
+_DUPLICATES_OF_MISSING = {"/engine/version": ("KV201",), "/hardware/gpu": ("KV202",), "/model/name": ("KV203",)}
+
+
+def covered_by_missing(finding: Finding, missing: Sequence[str]) -> bool:
+    """True for a schema or catalog finding about a fact the native file does not give."""
+    for pointer in missing:
+        parent, _, leaf = pointer.rpartition("/")
+        if finding.code == "KV101" and finding.pointer in (parent, pointer) and f"'{leaf}'" in finding.message:
+            return True
+        if finding.code == "KV101" and pointer.startswith(finding.pointer + "/") and any(
+                f"'{part}'" in finding.message for part in pointer[len(finding.pointer) + 1:].split("/")[:1]):
+            return True
+        if finding.code in _DUPLICATES_OF_MISSING.get(pointer, ()):
+            return True
+    return False
+
+
+def load_source(raw: bytes, display: str, path: str, config: Config) -> NativeFile:
+    """A file as the pipeline reads it: a kvlint/v1 manifest file (format "kvlint"), or a native
+    file adapted into one Document per engine workload."""
+    head = raw[:MARKER_WINDOW]
+    if MANIFEST_MARKER.search(head) is None:
+        fmt = native_format(path if path != "-" else display, head, config)
+        if fmt is not None:
+            return read_native(raw, display, fmt, config.catalog_dirs)
+    return NativeFile(format="kvlint", loaded=load_bytes(raw, display))

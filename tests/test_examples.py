@@ -26,7 +26,10 @@ _EXPECT = re.compile(r"^#\s*expect:\s*(?P<codes>.+?)\s*$", re.MULTILINE)
 
 
 def _is_manifest(path: Path) -> bool:
-    return path.suffix in MANIFEST_SUFFIXES and bool(_MARKER.search(path.read_text(encoding="utf-8")))
+    """A kvlint/v1 manifest, or a native deployment file (examples/kubernetes)."""
+    if path.suffix not in MANIFEST_SUFFIXES:
+        return False
+    return bool(_MARKER.search(path.read_text(encoding="utf-8"))) or "kubernetes" in path.relative_to(EXAMPLES).parts
 
 
 def _clean_examples() -> List[Path]:

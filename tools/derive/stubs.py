@@ -165,7 +165,10 @@ def _patch_torch(device: dict) -> None:
     get_device_capability / get_device_name / get_device_properties answer for
     `device`. torch.cuda.is_available() stays False: no CUDA work can happen.
     """
-    import torch
+    try:
+        import torch
+    except ImportError:  # only the offline test's fake release runs without torch
+        return
 
     cc = tuple(device["cc"])
 

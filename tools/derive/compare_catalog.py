@@ -78,7 +78,7 @@ def reason_where(table: dict, backend: str, reason: str) -> str:
 
 def compare_release(cat, table: dict, groups: dict) -> dict:
     version = table["version"]
-    counts = {"accept": [0, 0], "block": [0, 0], "select": [0, 0]}
+    counts = {"accept": [0, 0], "block": [0, 0], "select": [0, 0], "facts": [0, 0]}
     rel = cat.release("vllm", version)
     proxy = None
     if rel is None:
@@ -95,6 +95,8 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
     heads = table["grid"]["head_size"]
     blocks = table["grid"]["block_size"]
     catalog_names = set(rel.backend_names())
+
+    compare_facts(rel, table, groups, counts)
 
     # ---- backends present / absent
     code_names = {n for n, b in table.get("backends", {}).items() if "class" in b}
@@ -213,6 +215,92 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
     return {"known": True, "proxy": proxy, **counts}
 
 
+def _fact(groups, counts, version, ok, subject, what, where):
+    if ok:
+        counts["facts"][0] += 1
+    else:
+        counts["facts"][1] += 1
+        groups[("fact", subject, what, where)].append((version,) + ("-",) * 5)
+
+
+def _tier(tiers, mem_gib: float, gpu: str):
+    for t in tiers:
+        if "min_memory_gib" in t and mem_gib < t["min_memory_gib"]:
+            continue
+        if any(x.lower() in gpu.lower() for x in t.get("exclude_gpus", ())):
+            continue
+        return t
+    return None
+
+
+def compare_facts(rel, table: dict, groups: dict, counts: dict) -> None:
+    """Cache dtype literals, flags (features) and defaults."""
+    import stubs
+
+    version = table["version"]
+    code_dt = list(table["grid"].get("kv_cache_dtype") or [])
+    where_dt = (table.get("cache_dtypes") or {}).get("where", "?")
+    if code_dt:
+        for d in code_dt:
+            _fact(groups, counts, version, d in rel.dtypes, f"kv_cache_dtype {d}",
+                  "the release's CacheDType has it; the catalog does not list it", where_dt)
+        for d in rel.dtypes:
+            if d not in code_dt:
+                _fact(groups, counts, version, False, f"kv_cache_dtype {d}",
+                      "the catalog lists it; the release's CacheDType has no such literal", where_dt)
+    fl = table.get("flags") or {}
+    flags = fl.get("flags") or {}
+    fwhere = fl.get("where", "?")
+    if flags:
+        def present(dest):
+            return not flags.get(dest, {}).get("absent")
+
+        for feat, dest in (("attention_backend_cli", "attention_backend"),
+                           ("kv_cache_dtype_skip_layers", "kv_cache_dtype_skip_layers"),
+                           ("calculate_kv_scales", "calculate_kv_scales")):
+            info = rel.feature(feat)
+            if info.status == "unknown":
+                continue
+            code = present(dest)
+            spell = " / ".join(flags.get(dest, {}).get("options", [])) or dest
+            _fact(groups, counts, version, info.available == code, f"flag {spell}",
+                  f"catalog says {info.status}, the release's parser {'has' if code else 'has no'} it", fwhere)
+            if code and info.status == "deprecated":
+                dep = flags[dest].get("deprecated") or flags[dest].get("help_says_deprecated")
+                _fact(groups, counts, version, bool(dep), f"flag {spell}",
+                      "catalog says deprecated; the release's parser/help does not say so", fwhere)
+        defaults = fl.get("defaults") or {}
+        gmu = (defaults.get("gpu_memory_utilization") or {}).get("value")
+        if gmu is not None and rel.default("gpu_memory_utilization") is not None:
+            _fact(groups, counts, version, abs(gmu - rel.default("gpu_memory_utilization")) < 1e-9,
+                  "default gpu_memory_utilization",
+                  f"catalog {rel.default('gpu_memory_utilization')}, code {gmu}", fl.get("engine_args", fwhere))
+        dbs = (defaults.get("CacheConfig.DEFAULT_BLOCK_SIZE") or {}).get("value")
+        if dbs is not None and rel.default("block_size") is not None:
+            _fact(groups, counts, version, dbs == rel.default("block_size"), "default block_size",
+                  f"catalog {rel.default('block_size')}, code CacheConfig.DEFAULT_BLOCK_SIZE {dbs}", "vllm/config/cache.py")
+    bd = table.get("batch_defaults")
+    tiers = (rel.default("max_num_batched_tokens") or {}).get("tiers") if isinstance(
+        rel.default("max_num_batched_tokens"), dict) else None
+    if bd and tiers:
+        for dev, g in table["grid"]["devices"].items():
+            if g["platform"] != "cuda":
+                continue
+            ans = T.lookup(bd, {"device": dev})
+            if not isinstance(ans, dict) or "max_num_batched_tokens" not in ans:
+                continue
+            code = ans["max_num_batched_tokens"]
+            dinfo = stubs.DEVICES[dev]
+            t = _tier(tiers, dinfo["mem_gib"], dinfo["name"])
+            if t is None:
+                continue
+            for ctx, key in (("UsageContext.OPENAI_API_SERVER", "serve"), ("UsageContext.LLM_CLASS", "llm")):
+                if ctx in code:
+                    _fact(groups, counts, version, code[ctx] == t[key],
+                          f"default max_num_batched_tokens ({key}) on {dev} {dinfo['name']} {dinfo['mem_gib']} GiB",
+                          f"catalog {t[key]}, code {code[ctx]}", ans.get("where", "EngineArgs.get_batch_defaults"))
+
+
 def ranges(versions: list[str], order: list[str]) -> str:
     idx = sorted({order.index(v) for v in versions})
     out, start, prev = [], None, None
@@ -246,7 +334,7 @@ def main() -> None:
     groups: dict = defaultdict(list)
     lines = ["kvlint vLLM catalog vs. derived truth tables (tools/derive/compare_catalog.py)", ""]
     lines.append("per release: agree/disagree cells  [accept = explicit backend takes the config; "
-                 "block = supports_block_size; select = auto-selection]")
+                 "block = supports_block_size; select = auto-selection; facts = dtype literals, flags, defaults]")
     for t in tables:
         c = compare_release(cat, t, groups)
         if not c["known"]:
@@ -254,7 +342,8 @@ def main() -> None:
             continue
         note = f"   (unknown to the catalog: compared with its {c['proxy']} facts)" if c["proxy"] else ""
         lines.append(f"  {t['version']:>8}: accept {c['accept'][0]}/{c['accept'][1]}  block {c['block'][0]}/"
-                     f"{c['block'][1]}  select {c['select'][0]}/{c['select'][1]}{note}")
+                     f"{c['block'][1]}  select {c['select'][0]}/{c['select'][1]}  facts {c['facts'][0]}/"
+                     f"{c['facts'][1]}{note}")
     lines += ["", "distinct disagreements (most cells first):", ""]
     ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     for (kind, subject, what, detail), cells in ranked:

@@ -166,6 +166,12 @@ def backends() -> tuple[dict, dict]:
     # release's attention backend modules for AttentionBackend subclasses; name = get_name().
     base = _base_backend_class()
     info = {"registry": "none (scanned vllm/v1/attention/backends for AttentionBackend subclasses)"}
+    renamed: dict = {}
+    enum_names: set = set()
+    try:
+        enum_names = set(importlib.import_module("vllm.platforms.interface")._Backend.__members__)
+    except Exception:  # noqa: BLE001
+        pass
     pkg = ROOT / "vllm" / "v1" / "attention" / "backends"
     for path in sorted(pkg.rglob("*.py")):
         modname = ".".join(path.relative_to(ROOT).with_suffix("").parts)
@@ -184,9 +190,18 @@ def backends() -> tuple[dict, dict]:
                 except Exception:  # noqa: BLE001
                     continue
                 name = name.removesuffix("_VLLM_V1")
+                if name in out and out[name] is not obj:
+                    # get_name() collides (0.11: rocm_aiter_fa.py answers "FLASH_ATTN"): name it by
+                    # the _Backend member spelled like its module, if there is one
+                    alt = modname.rsplit(".", 1)[1].upper()
+                    if alt in enum_names and alt not in out:
+                        renamed[alt] = f"get_name() returns {name!r}; named after its module"
+                        name = alt
                 if SKIP_BACKEND.match(name) or name in out:
                     continue
                 out[name] = obj
+    if renamed:
+        info["renamed"] = renamed
     for k in [k for k in out if k.startswith("<module ") and ("mamba" in k or "linear_attn" in k or "gdn" in k
                                                                 or "short_conv" in k or "cpu" in k or "pallas" in k)]:
         del out[k]

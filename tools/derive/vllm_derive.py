@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -27,6 +28,7 @@ REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 
 import stubs  # noqa: E402
+import table as T  # noqa: E402
 import wheels  # noqa: E402
 
 CACHE = HERE / ".cache"
@@ -40,10 +42,11 @@ RUNS = [(d, d, False) for d in stubs.DEVICES] + [
 
 # ----------------------------------------------------------------------------- environment
 
-def torch_site() -> str:
+def torch_site() -> list[str]:
+    """torch's site-packages (the real CPU torch the releases import); [] if not installed."""
     import importlib.util
     spec = importlib.util.find_spec("torch")
-    return str(Path(spec.origin).parent.parent)
+    return [str(Path(spec.origin).parent.parent)] if spec and spec.origin else []
 
 
 def deps_for(root: Path) -> list[str]:
@@ -103,27 +106,24 @@ def arg_tree(entry: dict):
         return {"error": entry["error"]}
     if "unknown" in entry:
         return {"unknown": entry["unknown"]}
-    vals = entry["values"]
+    pairs = entry["values"]  # [[arg, answer], ...] in grid order
     arg = entry["arg"]
-    if all(isinstance(v, bool) for v in vals.values()):
-        if all(vals.values()):
+    answers = [v for _, v in pairs]
+    if all(isinstance(v, bool) for v in answers):
+        if all(answers):
             return True
-        if not any(vals.values()):
+        if not any(answers):
             return False
-        return {"by": arg, "true": [_num(k) for k, v in vals.items() if v]}
+        return {"by": arg, "true": [k for k, v in pairs if v]}
     groups: dict = {}
-    for k, v in vals.items():
-        groups.setdefault(json.dumps(v, sort_keys=True), []).append(k)
+    first: dict = {}
+    for k, v in pairs:
+        key = json.dumps(v, sort_keys=True)
+        groups.setdefault(key, []).append(str(k))
+        first.setdefault(key, v)
     if len(groups) == 1:
-        return next(iter(vals.values()))
-    return {"by": arg, "cases": {",".join(ks): vals[ks[0]] for ks in groups.values()}}
-
-
-def _num(k: str):
-    try:
-        return int(k)
-    except ValueError:
-        return k
+        return answers[0]
+    return {"by": arg, "cases": {",".join(ks): first[key] for key, ks in groups.items()}}
 
 
 def merge(version: str, root: Path, raws: dict, wheel_names: list[str]) -> dict:
@@ -131,7 +131,7 @@ def merge(version: str, root: Path, raws: dict, wheel_names: list[str]) -> dict:
     ok = [r for r in order if "fatal" not in raws[r]]
     table: dict = {"schema": SCHEMA, "engine": "vllm", "version": version, "wheel": wheel_names}
     table["grid"] = {
-        "devices": {r[0]: {"platform": stubs.DEVICES[r[1]]["platform"], "cc": "%d.%d" % stubs.DEVICES[r[1]]["cc"],
+        "devices": {r[0]: {"platform": stubs.DEVICES[r[1]]["platform"], "cc": "{}.{}".format(*stubs.DEVICES[r[1]]["cc"]),
                            "gpu": stubs.DEVICES[r[1]]["name"], "aiter": r[2]} for r in RUNS if r[0] in raws},
         "head_size": list(_probe_consts()["HEAD_SIZES"]),
         "block_size": list(_probe_consts()["BLOCK_SIZES"]),
@@ -225,7 +225,88 @@ def merge(version: str, root: Path, raws: dict, wheel_names: list[str]) -> dict:
     if bd:
         table["batch_defaults"] = by_device(bd, list(bd))
     table["unknown"] = unknown
-    return table
+    return finalize(table)
+
+
+_ERR_TAIL = [
+    # the selector's error repeats the whole query ("... for cuda with head_size: 128, dtype: ...");
+    # the query is the cell's own coordinates, so it is dropped
+    (re.compile(r"(No valid attention backend found for \w+)\b.*"), r"\1"),
+    (re.compile(r"(is not valid for this configuration)\. Reason: (.*)"), r"\1. Reason: \2"),
+]
+
+
+def _norm_error(v):
+    if isinstance(v, str) and v.startswith("error:"):
+        for rx, rep in _ERR_TAIL:
+            v = rx.sub(rep, v)
+        return v[:240]
+    return v
+
+
+def normalize_selection(tab: dict) -> None:
+    """Shorten selector error leaves and re-compress the selection tree (in place)."""
+    sel = tab.get("selection") or {}
+    tree = sel.get("tree")
+    if tree is None:
+        return
+    g = tab["grid"]
+    variants = sel.get("variants") or ["plain"]
+    dtypes = g.get("kv_cache_dtype") or []
+    per_dev = {}
+    for dev in g["devices"]:
+        t2 = {"by": "use_mla", "cases": {}}
+        if T.lookup(tree, {"device": dev, "use_mla": False, "variant": "plain", "kv_cache_dtype": dtypes[0],
+                           "head_size": 128, "block_size": 16}) is None:
+            continue  # this device did not answer
+        for mla in (False, True):
+            heads = [h for h in g["head_size"] if (h == 576) == mla]
+            cells = {}
+            for var in variants:
+                for d in dtypes:
+                    for h in heads:
+                        for b in g["block_size"]:
+                            pt = {"device": dev, "use_mla": mla, "variant": var, "kv_cache_dtype": d,
+                                  "head_size": h, "block_size": b}
+                            cells[(var, d, h, b)] = _norm_error(T.lookup(tree, pt))
+            t2["cases"][str(mla)] = T.compress(cells, ["variant", "kv_cache_dtype", "head_size", "block_size"],
+                                               {"variant": variants, "kv_cache_dtype": dtypes, "head_size": heads,
+                                                "block_size": g["block_size"]})
+        if t2["cases"]["False"] == t2["cases"]["True"]:
+            t2 = t2["cases"]["False"]
+        per_dev[dev] = t2
+    sel["tree"] = by_device(per_dev, [d for d in g["devices"] if d in per_dev])
+
+
+# Backend methods kept in the table: the ones kvlint's catalog models. (The probe asks every
+# supports_*/is_*/get_supported_* method; the rest -- alibi, mm-prefix, DCP, batch invariance ...
+# -- are dropped here to keep the file small.)
+KEEP_PREDICATES = {
+    "get_name", "is_mla", "is_sparse", "supports_kv_cache_dtype", "supports_head_size", "get_supported_head_sizes",
+    "supports_block_size", "get_supported_kernel_block_sizes", "get_preferred_block_size",
+    "supports_compute_capability", "supports_sink", "supports_per_head_quant_scales", "supports_sliding_window",
+    "supports_dtype", "get_supported_dtypes", "supports_attn_type",
+}
+
+
+def _compact_where(obj):
+    if isinstance(obj, dict):
+        if set(obj) == {"file", "line", "qualname"}:
+            return f"{obj['file']}:{obj['line']} {obj['qualname']}" if obj["file"] else obj["qualname"]
+        return {k: _compact_where(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_compact_where(v) for v in obj]
+    return obj
+
+
+def finalize(tab: dict) -> dict:
+    """Normalize selector errors, drop predicates kvlint does not model, write provenance as
+    "file:line qualname". Idempotent."""
+    normalize_selection(tab)
+    for b in (tab.get("backends") or {}).values():
+        if "predicates" in b:
+            b["predicates"] = {k: v for k, v in b["predicates"].items() if k in KEEP_PREDICATES}
+    return _compact_where(tab)
 
 
 def _probe_consts() -> dict:
@@ -245,10 +326,10 @@ def derive(version: str, root: Path | None = None, out_dir: Path = OUT_DIR, jobs
     t0 = time.time()
     if root is None:
         root = wheels.fetch_release_source("vllm", version, CACHE)
-    root = Path(root)
+    root = Path(root).resolve()
     marker = root / ".derive-complete"
     wheel_names = [ln for ln in marker.read_text().splitlines()[1:] if ln] if marker.is_file() else []
-    path = (extra_path if extra_path is not None else deps_for(root)) + [torch_site()]
+    path = (extra_path if extra_path is not None else deps_for(root)) + torch_site()
     runs = runs or RUNS
     raws = {}
     with tempfile.TemporaryDirectory(prefix=f"derive-{version}-") as tmp:
@@ -274,8 +355,15 @@ def main() -> None:
     ap.add_argument("--out-dir", default=str(OUT_DIR))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--devices", help="comma-separated run names (default: all)")
-    ap.add_argument("--keep-source", action="store_true", help="keep the extracted source after --all")
+    ap.add_argument("--renormalize", action="store_true",
+                    help="only re-apply finalize() to the tables already in --out-dir")
     a = ap.parse_args()
+    if a.renormalize:
+        for p in sorted(Path(a.out_dir).glob("*.json")):
+            tab = finalize(json.loads(p.read_text()))
+            p.write_text(json.dumps(tab, sort_keys=True, separators=(",", ":")) + "\n")
+            print(f"{p.name}: {p.stat().st_size // 1024} KiB")
+        return
     runs = [r for r in RUNS if not a.devices or r[0] in a.devices.split(",")]
     out_dir = Path(a.out_dir)
     if a.root:

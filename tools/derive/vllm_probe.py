@@ -24,6 +24,7 @@ from pathlib import Path
 
 HEAD_SIZES = (64, 80, 96, 128, 192, 256, 576)
 BLOCK_SIZES = (16, 32, 64, 128, 256)
+MLA_HEAD = 576
 # Backends that never run on a CUDA/ROCm GPU (CPU, TPU, XPU, ...) or are placeholders.
 SKIP_BACKEND = re.compile(r"^(CUSTOM|NO_ATTENTION|CPU_.*|TORCH_SDPA|PALLAS.*|IPEX.*|XPU.*|ZENTORCH.*|AMX.*|HPU.*|"
                           r".*_VLLM_V1_CPU)$")
@@ -48,7 +49,11 @@ def where(obj) -> dict:
     fn = inspect.unwrap(getattr(obj, "__func__", obj))
     try:
         file = inspect.getsourcefile(fn)
-        line = inspect.getsourcelines(fn)[1]
+        lines, line = inspect.getsourcelines(fn)
+        for off, text in enumerate(lines):  # the `def`/`class` line, not a decorator's
+            if text.lstrip().startswith(("def ", "async def ", "class ")):
+                line += off
+                break
     except (TypeError, OSError):
         return {"qualname": getattr(fn, "__qualname__", repr(fn)), "file": None, "line": None}
     try:
@@ -161,6 +166,12 @@ def backends() -> tuple[dict, dict]:
     # release's attention backend modules for AttentionBackend subclasses; name = get_name().
     base = _base_backend_class()
     info = {"registry": "none (scanned vllm/v1/attention/backends for AttentionBackend subclasses)"}
+    renamed: dict = {}
+    enum_names: set = set()
+    try:
+        enum_names = set(importlib.import_module("vllm.platforms.interface")._Backend.__members__)
+    except Exception:  # noqa: BLE001
+        pass
     pkg = ROOT / "vllm" / "v1" / "attention" / "backends"
     for path in sorted(pkg.rglob("*.py")):
         modname = ".".join(path.relative_to(ROOT).with_suffix("").parts)
@@ -179,9 +190,18 @@ def backends() -> tuple[dict, dict]:
                 except Exception:  # noqa: BLE001
                     continue
                 name = name.removesuffix("_VLLM_V1")
+                if name in out and out[name] is not obj:
+                    # get_name() collides (0.11: rocm_aiter_fa.py answers "FLASH_ATTN"): name it by
+                    # the _Backend member spelled like its module, if there is one
+                    alt = modname.rsplit(".", 1)[1].upper()
+                    if alt in enum_names and alt not in out:
+                        renamed[alt] = f"get_name() returns {name!r}; named after its module"
+                        name = alt
                 if SKIP_BACKEND.match(name) or name in out:
                     continue
                 out[name] = obj
+    if renamed:
+        info["renamed"] = renamed
     for k in [k for k in out if k.startswith("<module ") and ("mamba" in k or "linear_attn" in k or "gdn" in k
                                                                 or "short_conv" in k or "cpu" in k or "pallas" in k)]:
         del out[k]
@@ -212,13 +232,20 @@ def grid_args(param: str, ctx: dict):
     return None
 
 
-def arg_value(param: str, v, ctx: dict):
-    import torch
+def model_dtype(name: str = "bfloat16"):
+    """torch.<name>; the plain string where torch is absent (only the offline test's fake release)."""
+    try:
+        import torch
+    except ImportError:
+        return name
+    return getattr(torch, name)
 
+
+def arg_value(param: str, v, ctx: dict):
     if v == "<device>":
         return ctx["cap"]
     if param == "dtype":
-        return getattr(torch, v)
+        return model_dtype(v)
     return v
 
 
@@ -249,12 +276,12 @@ def ask_predicates(cls, ctx: dict) -> dict:
                 entry["unknown"] = f"needs argument {p!r}, not on the grid"
             else:
                 entry["arg"] = p
-                res = {}
+                res = []  # [[arg, answer], ...] in grid order
                 for v in values:
                     try:
-                        res[str(v)] = jsonable(fn(arg_value(p, v, ctx)))
+                        res.append([jsonable(v) if v != "<device>" else v, jsonable(fn(arg_value(p, v, ctx)))])
                     except Exception as exc:  # noqa: BLE001
-                        res[str(v)] = {"error": err(exc)}
+                        res.append([v, {"error": err(exc)}])
                 entry["values"] = res
         else:
             entry["unknown"] = "needs arguments " + ", ".join(p.name for p in required)
@@ -280,7 +307,6 @@ def ask_validate(cls, ctx: dict) -> dict:
     fn = getattr(cls, "validate_configuration", None)
     if fn is None:
         return {"unknown": "no validate_configuration in this release"}
-    import torch
     import table
 
     params = inspect.signature(fn).parameters
@@ -292,7 +318,7 @@ def ask_validate(cls, ctx: dict) -> dict:
         mla = bool(cls.is_mla())
     except Exception:  # noqa: BLE001
         mla = False
-    fixed = {"dtype": torch.bfloat16, "use_sparse": sparse, "use_mla": mla, "use_mm_prefix": False,
+    fixed = {"dtype": model_dtype(), "use_sparse": sparse, "use_mla": mla, "use_mm_prefix": False,
              "device_capability": ctx["cap"], "attn_type": ctx.get("decoder", "decoder")}
     grid = ("kv_cache_dtype", "head_size", "block_size")
     unfilled = [p for p in params if p not in grid and p not in fixed and p not in FEATURES
@@ -345,8 +371,6 @@ def selector():
 
 
 def ask_selection(ctx: dict, names_by_cls: dict) -> dict:
-    import torch
-
     mod, fn = selector()
     if fn is None:
         return {"unknown": "no get_attn_backend selector found"}
@@ -355,7 +379,7 @@ def ask_selection(ctx: dict, names_by_cls: dict) -> dict:
             "head_size": list(HEAD_SIZES)}
     if "block_size" in params:
         dims["block_size"] = list(BLOCK_SIZES)
-    fixed = {"dtype": torch.bfloat16, "use_sparse": False}
+    fixed = {"dtype": model_dtype(), "use_sparse": False}
     missing = [p for p in params if p not in dims and p not in fixed and params[p].default is inspect.Parameter.empty]
     if missing:
         return {"unknown": "selector needs " + ", ".join(missing), "where": where(fn)}
@@ -413,12 +437,22 @@ def ask_selection(ctx: dict, names_by_cls: dict) -> dict:
             cells[tuple(cur[n] for n in names)] = res
             return
         for v in dims[names[i]]:
+            # MLA models have the 576-wide latent head (DeepSeek-style); non-MLA models don't
+            if names[i] == "head_size" and (v == MLA_HEAD) != bool(cur.get("use_mla")):
+                continue
             cur[names[i]] = v
             rec(i + 1, cur)
 
     rec(0, {})
     import table
-    out = {"where": where(fn), "dims": names, "tree": table.compress(cells, names, dims), "config": config_note,
+    # the grid is not a full product (head 576 only with use_mla): compress each half
+    tree = {"by": "use_mla", "cases": {}}
+    for m in (False, True):
+        part = {k[1:]: v for k, v in cells.items() if k[0] == m}
+        sub = dict(dims)
+        sub["head_size"] = [h for h in dims["head_size"] if (h == MLA_HEAD) == m]
+        tree["cases"][str(m)] = table.compress(part, names[1:], sub)
+    out = {"where": where(fn), "dims": names, "tree": tree, "config": config_note,
            "variants": dims["variant"]}
     if platform_fn is not None:
         out["platform_where"] = where(platform_fn)

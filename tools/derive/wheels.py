@@ -57,7 +57,9 @@ def fetch_release_source(package: str, version: str, cache_dir: Path) -> Path:
             "download", "--no-deps", "--only-binary=:all:", "--no-cache-dir",
             # Engine wheels are tagged for Linux x86_64 / CPython 3.x; ask for the
             # wheel regardless of the interpreter running this tool.
+            "--platform", "manylinux_2_35_x86_64", "--platform", "manylinux_2_34_x86_64",
             "--platform", "manylinux_2_31_x86_64", "--platform", "manylinux_2_28_x86_64",
+            "--platform", "manylinux_2_24_x86_64", "--platform", "manylinux_2_17_x86_64",
             "--platform", "manylinux2014_x86_64", "--platform", "linux_x86_64",
             "--platform", "any",
             f"{package}=={version}", "-d", tmp,

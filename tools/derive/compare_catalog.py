@@ -1,0 +1,369 @@
+"""Compare kvlint's vLLM engine catalog with the derived truth tables.
+
+    python tools/derive/compare_catalog.py [--tables rules/catalog/derived/vllm] [--out FILE]
+
+Loads the catalog through kvlint's public loader (kvlint.catalog.engines.load_engine_catalog,
+EngineCatalog.release, EngineRelease.backend(...).accepts(...), and
+kvlint.catalog.selection.predict_backend) and asks it, for every release table and grid cell,
+the same questions the release's code answered:
+
+* accept: would backend B take (kv dtype, head size, GPU, sinks | per-head scales)? Code:
+  validate_configuration returned no reason (block-size reasons are compared separately, since
+  the selector validates with block_size=None from 0.12 on). Catalog: no `select`-stage problem
+  in `accepts(...)` (the stage the catalog says validate_configuration checks).
+* block: supports_block_size(b) vs the catalog's block rule.
+* select: which backend auto-selection picks (or that it fails) vs predict_backend.
+
+Prints per release the agreeing/disagreeing cell counts, then the distinct disagreements,
+grouped over releases, devices and values, with the code location that proves each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO))
+
+import table as T  # noqa: E402
+from kvlint.catalog.engines import load_engine_catalog  # noqa: E402
+from kvlint.catalog.selection import predict_backend  # noqa: E402
+
+REASON_PRED = {
+    "head_size not supported": "supports_head_size",
+    "kv_cache_dtype not supported": "supports_kv_cache_dtype",
+    "block_size not supported": "supports_block_size",
+    "sink setting not supported": "supports_sink",
+    "compute capability not supported": "supports_compute_capability",
+    "per-head quant scales not supported": "supports_per_head_quant_scales",
+    "MLA not supported": "is_mla",
+    "non-MLA not supported": "is_mla",
+    "sparse not supported": "is_sparse",
+    "non-sparse not supported": "is_sparse",
+    "dtype not supported": "supports_dtype",
+}
+VARIANT_KW = {"plain": {}, "has_sink": {"has_sinks": True}, "use_per_head_quant_scales": {"per_head_scales": True}}
+
+
+def vkey(v: str):
+    from packaging.version import Version
+    return Version(v)
+
+
+def dev_args(table: dict, dev: str) -> dict:
+    g = table["grid"]["devices"][dev]
+    major, minor = (int(x) for x in g["cc"].split("."))
+    if g["platform"] == "cuda":
+        return {"platform": "cuda", "cc": (major, minor), "vendor": "nvidia", "aiter": False}
+    return {"platform": "rocm", "cc": None, "vendor": "amd", "aiter": bool(g["aiter"])}
+
+
+def reason_where(table: dict, backend: str, reason: str) -> str:
+    b = table["backends"].get(backend, {})
+    pred = REASON_PRED.get(reason)
+    w = None
+    if pred:
+        w = (b.get("predicates", {}).get(pred) or {}).get("where")
+    if w is None:
+        w = (b.get("validate") or {}).get("supports_combination") or (b.get("validate") or {}).get("where")
+    return w or "?"
+
+
+def compare_release(cat, table: dict, groups: dict) -> dict:
+    version = table["version"]
+    counts = {"accept": [0, 0], "block": [0, 0], "select": [0, 0], "facts": [0, 0]}
+    rel = cat.release("vllm", version)
+    proxy = None
+    if rel is None:
+        # kvlint checks nothing for a release it does not know; to show what adding it to the
+        # catalog would mean, compare it with the catalog's facts for the nearest lower release
+        groups[("release", "catalog does not know this release", "", "")].append((version,) + ("-",) * 5)
+        lower = [k for k in cat.known_versions("vllm") if vkey(k) < vkey(version)]
+        if not lower:
+            return {"known": False, "proxy": None, **counts}
+        proxy = lower[-1]
+        rel = cat.release("vllm", proxy)
+    devices = list(table["grid"]["devices"])
+    dtypes = table["grid"].get("kv_cache_dtype") or []
+    heads = table["grid"]["head_size"]
+    blocks = table["grid"]["block_size"]
+    catalog_names = set(rel.backend_names())
+
+    compare_facts(rel, table, groups, counts)
+
+    # ---- backends present / absent
+    code_names = {n for n, b in table.get("backends", {}).items() if "class" in b}
+    for n in sorted(catalog_names - code_names):
+        if n in table.get("backends", {}):
+            continue  # present but not importable here: see unknown
+        groups[("backend", n, "catalog lists it, the release has no such backend", "")].append((version,) + ("-",) * 5)
+
+    # ---- accept cells
+    for name, b in sorted(table.get("backends", {}).items()):
+        v = b.get("validate") or {}
+        if "reasons" not in v:
+            continue
+        is_mla = bool(v["fixed"].get("use_mla"))
+        for dev in devices:
+            da = dev_args(table, dev)
+            cb = rel.backend(name, platform=da["platform"], is_mla=is_mla)
+            if cb is None or (cb.platforms and da["platform"] not in cb.platforms):
+                continue
+            for variant in v["variants"]:
+                if variant not in VARIANT_KW:
+                    continue  # sliding window: the catalog's accepts() takes no such fact
+                for d in dtypes:
+                    for h in heads:
+                        if (h == 576) != is_mla:
+                            continue
+                        pt = {"device": dev, "variant": variant, "kv_cache_dtype": d, "head_size": h,
+                              "block_size": blocks[0]}
+                        reasons = [r for r, tree in v["reasons"].items()
+                                   if "block_size" not in r and T.lookup(tree, pt)]
+                        code_ok = not reasons
+                        verdict = cb.accepts(d, da["cc"], h, None, platform=da["platform"], is_mla=is_mla,
+                                             aiter=da["aiter"], **VARIANT_KW[variant])
+                        sel_probs = [p for p in verdict.problems if p.stage == "select"]
+                        cat_ok = not sel_probs
+                        if cat_ok == code_ok:
+                            counts["accept"][0] += 1
+                            continue
+                        counts["accept"][1] += 1
+                        if cat_ok:
+                            what = "catalog accepts, code rejects"
+                            why = "; ".join(f"{r} ({reason_where(table, name, r)})" for r in sorted(reasons))
+                        else:
+                            what = "catalog rejects, code accepts"
+                            why = "catalog: " + "; ".join(sorted({p.kind for p in sel_probs})) + \
+                                  f" (code: {v['where']} returns [])"
+                        groups[("accept", name, what, why)].append((version, dev, variant, d, h, "-"))
+        # ---- block sizes (supports_block_size, where answered)
+        pb = (b.get("predicates") or {}).get("supports_block_size")
+        if pb and not isinstance(pb.get("answer"), dict) or (pb and "by" in pb.get("answer", {})):
+            for dev in devices:
+                da = dev_args(table, dev)
+                cb = rel.backend(name, platform=da["platform"], is_mla=is_mla)
+                if cb is None or (cb.platforms and da["platform"] not in cb.platforms):
+                    continue
+                for bs in blocks:
+                    code_ok = T.lookup(pb["answer"], {"device": dev, "block_size": bs})
+                    if not isinstance(code_ok, bool):
+                        continue
+                    cat_ok = cb.supports_block_size(bs, da["cc"], 576 if is_mla else 128)
+                    if cat_ok == code_ok:
+                        counts["block"][0] += 1
+                        continue
+                    counts["block"][1] += 1
+                    what = "catalog accepts, code rejects" if cat_ok else "catalog rejects, code accepts"
+                    groups[("block", name, what, f"supports_block_size ({pb['where']})")
+                           ].append((version, dev, "-", "-", "-", bs))
+
+    # ---- auto-selection
+    sel = table.get("selection") or {}
+    tree = sel.get("tree")
+    if tree is not None:
+        pw = sel.get("priorities_where") or sel.get("platform_where") or {}
+        for dev in devices:
+            da = dev_args(table, dev)
+            where = pw.get(da["platform"]) or (sel.get("platform_where") or {}).get(da["platform"]) or sel.get("where")
+            wtxt = where or "?"
+            for mla in (False, True):
+                for variant in sel.get("variants") or ["plain"]:
+                    if variant not in VARIANT_KW:
+                        continue
+                    for d in dtypes:
+                        for h in heads:
+                            if (h == 576) != mla:
+                                continue
+                            for bs in blocks:
+                                pt = {"device": dev, "use_mla": mla, "variant": variant, "kv_cache_dtype": d,
+                                      "head_size": h, "block_size": bs}
+                                code = T.lookup(tree, pt)
+                                if code is None:
+                                    continue
+                                kw = VARIANT_KW[variant]
+                                s = predict_backend(rel, da["cc"], da["vendor"], d, h, mla,
+                                                    has_sinks=kw.get("has_sinks", False), block_size=bs,
+                                                    per_head_scales=kw.get("per_head_scales", False),
+                                                    aiter=da["aiter"])
+                                code_b = None if code.startswith("error") else code
+                                if s is None:
+                                    cat_b = "<no catalog rule>"
+                                else:
+                                    cat_b = s.backend
+                                if s is not None and code_b and cat_b and cat_b != code_b:
+                                    # ROCm AITER FA reports itself as FLASH_ATTN (get_name); so does the
+                                    # catalog's ROCM_AITER_FA (reported_name)
+                                    cb = rel.backend(cat_b, platform=da["platform"], is_mla=mla)
+                                    if cb is not None and cb.reported_name == code_b:
+                                        code_b = cat_b
+                                if cat_b == code_b:
+                                    counts["select"][0] += 1
+                                    continue
+                                counts["select"][1] += 1
+                                what = f"catalog picks {cat_b or 'nothing (error)'}, code picks {code_b or 'nothing'}"
+                                detail = re.sub(r"\b\d+\b", "#", code[:160]) + " " if code_b is None else ""
+                                groups[("select", "MLA" if mla else "non-MLA", what,
+                                        f"{detail}({wtxt})")].append((version, dev, variant, d, h, bs))
+    return {"known": True, "proxy": proxy, **counts}
+
+
+def _fact(groups, counts, version, ok, subject, what, where):
+    if ok:
+        counts["facts"][0] += 1
+    else:
+        counts["facts"][1] += 1
+        groups[("fact", subject, what, where)].append((version,) + ("-",) * 5)
+
+
+def _tier(tiers, mem_gib: float, gpu: str):
+    for t in tiers:
+        if "min_memory_gib" in t and mem_gib < t["min_memory_gib"]:
+            continue
+        if any(x.lower() in gpu.lower() for x in t.get("exclude_gpus", ())):
+            continue
+        return t
+    return None
+
+
+def compare_facts(rel, table: dict, groups: dict, counts: dict) -> None:
+    """Cache dtype literals, flags (features) and defaults."""
+    import stubs
+
+    version = table["version"]
+    code_dt = list(table["grid"].get("kv_cache_dtype") or [])
+    where_dt = (table.get("cache_dtypes") or {}).get("where", "?")
+    if code_dt:
+        for d in code_dt:
+            _fact(groups, counts, version, d in rel.dtypes, f"kv_cache_dtype {d}",
+                  "the release's CacheDType has it; the catalog does not list it", where_dt)
+        for d in rel.dtypes:
+            if d not in code_dt:
+                _fact(groups, counts, version, False, f"kv_cache_dtype {d}",
+                      "the catalog lists it; the release's CacheDType has no such literal", where_dt)
+    fl = table.get("flags") or {}
+    flags = fl.get("flags") or {}
+    fwhere = fl.get("where", "?")
+    if flags:
+        def present(dest):
+            return not flags.get(dest, {}).get("absent")
+
+        for feat, dest in (("attention_backend_cli", "attention_backend"),
+                           ("kv_cache_dtype_skip_layers", "kv_cache_dtype_skip_layers"),
+                           ("calculate_kv_scales", "calculate_kv_scales")):
+            info = rel.feature(feat)
+            if info.status == "unknown":
+                continue
+            code = present(dest)
+            spell = " / ".join(flags.get(dest, {}).get("options", [])) or dest
+            _fact(groups, counts, version, info.available == code, f"flag {spell}",
+                  f"catalog says {info.status}, the release's parser {'has' if code else 'has no'} it", fwhere)
+            if code and info.status == "deprecated":
+                dep = flags[dest].get("deprecated") or flags[dest].get("help_says_deprecated")
+                _fact(groups, counts, version, bool(dep), f"flag {spell}",
+                      "catalog says deprecated; the release's parser/help does not say so", fwhere)
+        defaults = fl.get("defaults") or {}
+        gmu = (defaults.get("gpu_memory_utilization") or {}).get("value")
+        if gmu is not None and rel.default("gpu_memory_utilization") is not None:
+            _fact(groups, counts, version, abs(gmu - rel.default("gpu_memory_utilization")) < 1e-9,
+                  "default gpu_memory_utilization",
+                  f"catalog {rel.default('gpu_memory_utilization')}, code {gmu}", fl.get("engine_args", fwhere))
+        dbs = (defaults.get("CacheConfig.DEFAULT_BLOCK_SIZE") or {}).get("value")
+        if dbs is not None and rel.default("block_size") is not None:
+            _fact(groups, counts, version, dbs == rel.default("block_size"), "default block_size",
+                  f"catalog {rel.default('block_size')}, code CacheConfig.DEFAULT_BLOCK_SIZE {dbs}", "vllm/config/cache.py")
+    bd = table.get("batch_defaults")
+    tiers = (rel.default("max_num_batched_tokens") or {}).get("tiers") if isinstance(
+        rel.default("max_num_batched_tokens"), dict) else None
+    if bd and tiers:
+        for dev, g in table["grid"]["devices"].items():
+            if g["platform"] != "cuda":
+                continue
+            ans = T.lookup(bd, {"device": dev})
+            if not isinstance(ans, dict) or "max_num_batched_tokens" not in ans:
+                continue
+            code = ans["max_num_batched_tokens"]
+            dinfo = stubs.DEVICES[dev]
+            t = _tier(tiers, dinfo["mem_gib"], dinfo["name"])
+            if t is None:
+                continue
+            for ctx, key in (("UsageContext.OPENAI_API_SERVER", "serve"), ("UsageContext.LLM_CLASS", "llm")):
+                if ctx in code:
+                    _fact(groups, counts, version, code[ctx] == t[key],
+                          f"default max_num_batched_tokens ({key}) on {dev} {dinfo['name']} {dinfo['mem_gib']} GiB",
+                          f"catalog {t[key]}, code {code[ctx]}", ans.get("where", "EngineArgs.get_batch_defaults"))
+
+
+def ranges(versions: list[str], order: list[str]) -> str:
+    idx = sorted({order.index(v) for v in versions})
+    out, start, prev = [], None, None
+    for i in idx:
+        if start is None:
+            start = prev = i
+        elif i == prev + 1:
+            prev = i
+        else:
+            out.append((start, prev))
+            start = prev = i
+    if start is not None:
+        out.append((start, prev))
+    return ", ".join(order[a] if a == b else f"{order[a]}–{order[b]}" for a, b in out)
+
+
+def summarize(values: list[str], limit: int = 12) -> str:
+    uniq = list(dict.fromkeys(values))
+    return ", ".join(uniq[:limit]) + (f" … (+{len(uniq) - limit})" if len(uniq) > limit else "")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tables", default=str(REPO / "rules" / "catalog" / "derived" / "vllm"))
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    cat = load_engine_catalog()
+    tables = sorted((json.loads(p.read_text()) for p in Path(a.tables).glob("*.json")),
+                    key=lambda t: vkey(t["version"]))
+    order = [t["version"] for t in tables]
+    groups: dict = defaultdict(list)
+    lines = ["kvlint vLLM catalog vs. derived truth tables (tools/derive/compare_catalog.py)", ""]
+    lines.append("per release: agree/disagree cells  [accept = explicit backend takes the config; "
+                 "block = supports_block_size; select = auto-selection; facts = dtype literals, flags, defaults]")
+    for t in tables:
+        c = compare_release(cat, t, groups)
+        if not c["known"]:
+            lines.append(f"  {t['version']:>8}: catalog has no entry for this release (nothing compared)")
+            continue
+        note = f"   (unknown to the catalog: compared with its {c['proxy']} facts)" if c["proxy"] else ""
+        lines.append(f"  {t['version']:>8}: accept {c['accept'][0]}/{c['accept'][1]}  block {c['block'][0]}/"
+                     f"{c['block'][1]}  select {c['select'][0]}/{c['select'][1]}  facts {c['facts'][0]}/"
+                     f"{c['facts'][1]}{note}")
+    lines += ["", "distinct disagreements (most cells first):", ""]
+    ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    for (kind, subject, what, detail), cells in ranked:
+        vers = [c[0] for c in cells]
+        head = f"- {kind} {subject}: {what}" if what else f"- {kind}: {subject}"
+        lines.append(f"{head} — releases {ranges(vers, order)} ({len(cells)} cells)")
+        if detail:
+            lines.append(f"    {detail}")
+        if kind in ("accept", "block", "select"):
+            dims = []
+            for i, label in ((1, "devices"), (2, "variants"), (3, "kv dtypes"), (4, "heads"), (5, "blocks")):
+                vals = [str(c[i]) for c in cells if c[i] != "-"]
+                if vals:
+                    dims.append(f"{label}: {summarize(vals, 14)}")
+            lines.append("    " + "; ".join(dims))
+    text = "\n".join(lines) + "\n"
+    if a.out:
+        Path(a.out).write_text(text)
+    sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()

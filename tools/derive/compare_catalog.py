@@ -114,8 +114,8 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
         for dev in devices:
             da = dev_args(table, dev)
             cb = rel.backend(name, platform=da["platform"], is_mla=is_mla)
-            if cb is None or (cb.platforms and da["platform"] not in cb.platforms):
-                continue
+            if cb is None or cb.name != name or (cb.platforms and da["platform"] not in cb.platforms):
+                continue  # (backend() also answers by reported_name: ROCm FLASH_ATTN -> ROCM_AITER_FA)
             for variant in v["variants"]:
                 if variant not in VARIANT_KW:
                     continue  # sliding window: the catalog's accepts() takes no such fact
@@ -130,27 +130,34 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
                         code_ok = not reasons
                         verdict = cb.accepts(d, da["cc"], h, None, platform=da["platform"], is_mla=is_mla,
                                              aiter=da["aiter"], **VARIANT_KW[variant])
-                        sel_probs = [p for p in verdict.problems if p.stage == "select"]
+                        # gates (dtype list, head size, GPU, sinks, per-head scales, MLA, platform) are
+                        # what validate_configuration checks, whatever stage the catalog files them
+                        # under (0.11 has no validated selector: "init"); constraints only when the
+                        # catalog says the selector checks them ("select")
+                        sel_probs = [p for p in verdict.problems
+                                     if p.kind != "block_size" and (not p.kind.startswith("constraint:")
+                                                                    or p.stage == "select")]
                         cat_ok = not sel_probs
                         if cat_ok == code_ok:
                             counts["accept"][0] += 1
                             continue
                         counts["accept"][1] += 1
+                        cell = (version, dev, variant, d, h, "-")
                         if cat_ok:
-                            what = "catalog accepts, code rejects"
-                            why = "; ".join(f"{r} ({reason_where(table, name, r)})" for r in sorted(reasons))
+                            for r in sorted(reasons):
+                                groups[("accept", name, "catalog accepts, code rejects",
+                                        f"code: {r!r} ({reason_where(table, name, r)})")].append(cell)
                         else:
-                            what = "catalog rejects, code accepts"
-                            why = "catalog: " + "; ".join(sorted({p.kind for p in sel_probs})) + \
-                                  f" (code: {v['where']} returns [])"
-                        groups[("accept", name, what, why)].append((version, dev, variant, d, h, "-"))
+                            for p in sel_probs:
+                                groups[("accept", name, "catalog rejects, code accepts",
+                                        f"catalog: {p.kind} [{p.stage}]; code: {v['where']} returns []")].append(cell)
         # ---- block sizes (supports_block_size, where answered)
         pb = (b.get("predicates") or {}).get("supports_block_size")
         if pb and not isinstance(pb.get("answer"), dict) or (pb and "by" in pb.get("answer", {})):
             for dev in devices:
                 da = dev_args(table, dev)
                 cb = rel.backend(name, platform=da["platform"], is_mla=is_mla)
-                if cb is None or (cb.platforms and da["platform"] not in cb.platforms):
+                if cb is None or cb.name != name or (cb.platforms and da["platform"] not in cb.platforms):
                     continue
                 for bs in blocks:
                     code_ok = T.lookup(pb["answer"], {"device": dev, "block_size": bs})
@@ -182,7 +189,7 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
                         for h in heads:
                             if (h == 576) != mla:
                                 continue
-                            for bs in blocks:
+                            for bs in sel.get("block_sizes") or blocks:
                                 pt = {"device": dev, "use_mla": mla, "variant": variant, "kv_cache_dtype": d,
                                       "head_size": h, "block_size": bs}
                                 code = T.lookup(tree, pt)
@@ -190,7 +197,8 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
                                     continue
                                 kw = VARIANT_KW[variant]
                                 s = predict_backend(rel, da["cc"], da["vendor"], d, h, mla,
-                                                    has_sinks=kw.get("has_sinks", False), block_size=bs,
+                                                    has_sinks=kw.get("has_sinks", False),
+                                                    block_size=None if bs == "default" else bs,
                                                     per_head_scales=kw.get("per_head_scales", False),
                                                     aiter=da["aiter"])
                                 code_b = None if code.startswith("error") else code

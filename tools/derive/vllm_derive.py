@@ -204,6 +204,7 @@ def merge(version: str, root: Path, raws: dict, wheel_names: list[str]) -> dict:
                                                          if s.get("platform_where")},
             "priorities_where": {r: s.get("priorities_where") for r, s in sels.items() if s.get("priorities_where")},
             "config": s0.get("config"), "dims": ["device"] + s0.get("dims", []),
+            "block_sizes": s0.get("block_sizes"),
             "variants": s0.get("variants"),
             "tree": by_device({r: s["tree"] for r, s in sels.items() if "tree" in s}, [r for r in ok if r in sels
                                                                                          and "tree" in sels[r]]),
@@ -253,6 +254,7 @@ def normalize_selection(tab: dict) -> None:
     g = tab["grid"]
     variants = sel.get("variants") or ["plain"]
     dtypes = g.get("kv_cache_dtype") or []
+    blocks = sel.get("block_sizes") or g["block_size"]
     per_dev = {}
     for dev in g["devices"]:
         t2 = {"by": "use_mla", "cases": {}}
@@ -265,13 +267,13 @@ def normalize_selection(tab: dict) -> None:
             for var in variants:
                 for d in dtypes:
                     for h in heads:
-                        for b in g["block_size"]:
+                        for b in blocks:
                             pt = {"device": dev, "use_mla": mla, "variant": var, "kv_cache_dtype": d,
                                   "head_size": h, "block_size": b}
                             cells[(var, d, h, b)] = _norm_error(T.lookup(tree, pt))
             t2["cases"][str(mla)] = T.compress(cells, ["variant", "kv_cache_dtype", "head_size", "block_size"],
                                                {"variant": variants, "kv_cache_dtype": dtypes, "head_size": heads,
-                                                "block_size": g["block_size"]})
+                                                "block_size": blocks})
         if t2["cases"]["False"] == t2["cases"]["True"]:
             t2 = t2["cases"]["False"]
         per_dev[dev] = t2

@@ -395,7 +395,10 @@ def ask_selection(ctx: dict, names_by_cls: dict) -> dict:
             configs[b] = VllmConfig(cache_config=CacheConfig(block_size=b))
         config_note = "VllmConfig(cache_config=CacheConfig(block_size=<grid>))"
         if "block_size" not in dims:
-            dims["block_size"] = list(BLOCK_SIZES)
+            # the selector reads the block size from the config: also ask with none given
+            # ("default": CacheConfig() unset, as without --block-size)
+            configs["default"] = VllmConfig()
+            dims["block_size"] = ["default"] + list(BLOCK_SIZES)
     except Exception as exc:  # noqa: BLE001
         configs = {}
         config_note = "no VllmConfig: " + err(exc)
@@ -453,6 +456,7 @@ def ask_selection(ctx: dict, names_by_cls: dict) -> dict:
         sub["head_size"] = [h for h in dims["head_size"] if (h == MLA_HEAD) == m]
         tree["cases"][str(m)] = table.compress(part, names[1:], sub)
     out = {"where": where(fn), "dims": names, "tree": tree, "config": config_note,
+           "block_sizes": dims["block_size"],
            "variants": dims["variant"]}
     if platform_fn is not None:
         out["platform_where"] = where(platform_fn)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 from kvlint.errors import ConfigError
+from kvlint.load import NATIVE_FORMATS
 from kvlint.schema import is_valid, validator_for
 
 if sys.version_info >= (3, 11):
@@ -21,19 +22,6 @@ else:  # pragma: no cover - exercised on Python < 3.11
 CONFIG_FILES = ("kvlint.toml", "pyproject.toml")
 
 
-
-
-# Every native format kvlint reads (kvlint.adapters.FORMATS; a test keeps the two equal).
-NATIVE_FORMATS = (
-    "kubernetes",
-    "helm-production-stack",
-    "compose",
-    "vllm-config",
-    "sglang-config",
-    "trtllm-options",
-    "shell",
-    "dockerfile",
-)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,18 @@ except AttributeError:  # pragma: no cover - depends on how PyYAML was built
 # hostile input from hanging the linter or exhausting memory.
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_DOCUMENTS = 1000
+# The native deployment formats kvlint.adapters reads besides kvlint/v1 manifests (the
+# `native-formats` configuration key names them).
+NATIVE_FORMATS = (
+    "kubernetes",
+    "helm-production-stack",
+    "compose",
+    "vllm-config",
+    "sglang-config",
+    "trtllm-options",
+    "shell",
+    "dockerfile",
+)
 MAX_DEPTH = 64
 MAX_NODES_PER_DOCUMENT = 20_000  # counted through aliases: the alias-expansion budget
 

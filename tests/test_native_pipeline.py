@@ -152,3 +152,10 @@ def test_convert_prints_a_manifest_that_checks_the_same(tmp_path, monkeypatch):
     _, manifest = _json(["check", "--output-format", "json", "converted.yaml"], tmp_path, monkeypatch)
     assert sorted((d["code"], d["message"]) for d in native["diagnostics"]) == sorted(
         (d["code"], d["message"]) for d in manifest["diagnostics"])
+
+
+def test_the_configuration_schema_names_every_native_format():
+    from kvlint.load import NATIVE_FORMATS
+
+    schema = json.loads((REPO_ROOT / "schemas" / "config.json").read_text(encoding="utf-8"))
+    assert tuple(schema["properties"]["native-formats"]["items"]["enum"]) == NATIVE_FORMATS

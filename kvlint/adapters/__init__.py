@@ -81,7 +81,7 @@ import re
 from typing import Any, List, Optional, Sequence, Union
 
 from kvlint.findings import Span
-from kvlint.load import Document, LoadedFile, load_text
+from kvlint.load import NATIVE_FORMATS, Document, LoadedFile, load_text
 
 from kvlint.adapters import compose, engine_config, helm_values, kubernetes, scripts
 from kvlint.adapters.result import Adaptation, Adapted, FlagUse, Problem, Reference, problem_code
@@ -97,16 +97,7 @@ __all__ = [
     "sniff",
 ]
 
-FORMATS = (
-    "kubernetes",
-    "helm-production-stack",
-    "compose",
-    "vllm-config",
-    "sglang-config",
-    "trtllm-options",
-    "shell",
-    "dockerfile",
-)
+FORMATS = NATIVE_FORMATS
 
 _YAML_EXT = (".yaml", ".yml", ".json")
 _SHELL_EXT = (".sh", ".bash")

@@ -389,3 +389,21 @@ def test_ablation_variants_are_compared_and_a_path_base_comes_from_the_base_ref(
         assert d["head"]["kv_cache_tokens"] * 2 == d["base"]["kv_cache_tokens"]
     assert variants["llama8b-fp8/fp8-unit"]["base"]["kv_cache_tokens"] == 655360
     assert variants["llama8b-fp8/bf16"]["base"]["kv_cache_tokens"] == 327680
+
+
+NATIVE_SCRIPT = """#!/bin/sh
+# kvlint: gpu=H100-SXM-80GB engine-version=0.19.1
+vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtype fp8 --kv-cache-memory-bytes 4GiB --max-model-len {len}
+"""
+
+
+def test_native_files_are_diffed_like_manifests(repo, put):
+    """A shell script's capacity is compared across the base and the working tree."""
+    put("deploy/serve.sh", NATIVE_SCRIPT.format(len=32768))
+    commit(repo)
+    put("deploy/serve.sh", NATIVE_SCRIPT.format(len=131072))
+    report = diff_json("--base", "HEAD", "--max-capacity-regression", "10")
+    [deployment] = report["deployments"]
+    assert deployment["file"] == "deploy/serve.sh" and deployment["status"] == "changed"
+    assert deployment["head"]["max_model_len"] == 131072 and deployment["base"]["max_model_len"] == 32768
+    assert report["passed"] is False and report["exit_code"] == 1  # concurrency dropped 75%

@@ -29,7 +29,8 @@ from kvlint.errors import UsageError
 from kvlint.findings import Finding, severity_rank
 from kvlint.load import load_bytes
 from kvlint.pipeline.check import CheckContext, run_check
-from kvlint.pipeline.discovery import MANIFEST_SUFFIXES, discover_files
+from kvlint.pipeline.discovery import MANIFEST_SUFFIXES, discover_files, maybe_native
+from kvlint.pipeline.native import load_source
 from kvlint.pipeline.documents import analyses_of
 
 
@@ -212,8 +213,8 @@ def _analyse_side(files: Dict[str, Path], context: CheckContext, no_root: Path) 
     capacities: Dict[Tuple[str, str], CapacityFigures] = {}
     names: Dict[Tuple[str, int], str] = {}
     for relative, path in files.items():
-        loaded = load_bytes(path.read_bytes(), str(path))
-        for document in loaded.documents:
+        source = load_source(path.read_bytes(), str(path), str(path), config)
+        for document in source.documents if source.format != "kvlint" else source.loaded.documents:
             data = document.data
             key = _document_key(data, document.index)
             names[(relative, document.index)] = key
@@ -262,7 +263,7 @@ def _materialise_base(
     if commit is None:
         return manifests
     for relative in _base_files(commit, root, pathspecs):
-        if not relative.endswith(MANIFEST_SUFFIXES):
+        if not relative.endswith(MANIFEST_SUFFIXES) and not maybe_native(PurePosixPath(relative).name):
             continue
         raw = _show(commit, relative, root)
         if raw is None:

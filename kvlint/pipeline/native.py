@@ -142,16 +142,20 @@ _DUPLICATES_OF_MISSING = {"/engine/version": ("KV201",), "/hardware/gpu": ("KV20
 
 
 def covered_by_missing(finding: Finding, missing: Sequence[str]) -> bool:
-    """True for a schema or catalog finding about a fact the native file does not give."""
+    """True for a schema or catalog finding about a fact the native file does not give: the
+    KV101 that a missing property (or the missing object holding it) causes, and the KV201-KV203
+    that an unknown release, GPU or model would add."""
     for pointer in missing:
-        parent, _, leaf = pointer.rpartition("/")
-        if finding.code == "KV101" and finding.pointer in (parent, pointer) and f"'{leaf}'" in finding.message:
-            return True
-        if finding.code == "KV101" and pointer.startswith(finding.pointer + "/") and any(
-                f"'{part}'" in finding.message for part in pointer[len(finding.pointer) + 1:].split("/")[:1]):
-            return True
         if finding.code in _DUPLICATES_OF_MISSING.get(pointer, ()):
             return True
+        if finding.code != "KV101":
+            continue
+        # KV101 sits on the object that lacks a property and names it: the missing fact's own
+        # key, or the first missing object on its path.
+        if pointer.startswith(finding.pointer + "/"):
+            lacking = pointer[len(finding.pointer) + 1:].split("/")[0]
+            if f"'{lacking}'" in finding.message:
+                return True
     return False
 
 

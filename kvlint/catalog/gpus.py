@@ -170,6 +170,23 @@ class GpuEntry:
         )
 
 
+def gpu_from_capability(name: str, cc: Tuple[int, int], memory_bytes: Optional[int]) -> GpuInfo:
+    """A GPU the catalog does not know, described by the manifest: an NVIDIA GPU of compute
+    capability `cc`. FP8 tensor cores start at SM 8.9 (Ada) and 9.0 (Hopper), FP4 at SM 10.0
+    (Blackwell) (https://docs.nvidia.com/cuda/cuda-c-programming-guide/#compute-capabilities,
+    "Features and Technical Specifications")."""
+    return GpuInfo(
+        id=name,
+        vendor="nvidia",
+        memory_bytes=memory_bytes,
+        compute_capability=cc,
+        arch=f"sm{cc[0]}{cc[1]}",
+        fp8="e4m3" if cc >= (8, 9) else None,
+        fp4=cc >= (10, 0),
+        memory_basis="manifest" if memory_bytes is not None else None,
+    )
+
+
 class GpuCatalog:
     """GPUs by id and alias. Lookups ignore case, spaces, hyphens and underscores."""
 
@@ -202,25 +219,50 @@ class GpuCatalog:
             found = self._index.get(key)
         return self._entries[found] if found is not None else None
 
-    def suggest(self, name: str, n: int = 3) -> List[str]:
-        """Catalog ids whose id or alias is close to `name` (did-you-mean), best first."""
+    def suggest(self, name: str, n: int = 3, compute_capability: Optional[Tuple[int, int]] = None) -> List[str]:
+        """Catalog ids close to `name` (did-you-mean), best first: only GPUs of the same model
+        (the token holding the model number: "rtx3090", "h100", "mi300x" must match), and of the
+        same compute capability when it is given, so a suggestion never names a GPU of another
+        architecture (an RTX 3090 is not offered the FP8-capable RTX 4090; an MI300 is offered
+        the MI300X)."""
         if not isinstance(name, str) or not name.strip():
             return []
         key = normalize_gpu_name(name)
         stripped = _VENDOR_PREFIXES.sub("", key) or key
+        model = _model_token(name)
         keys = list(self._index)
         matches: List[str] = []
         for probe in (key, stripped):
             matches += difflib.get_close_matches(probe, keys, n=n * 3, cutoff=0.6)
         ids: List[str] = []
-        for match in sorted(set(matches), key=lambda m: -max(
+        for match in sorted(set(matches), key=lambda m: (-max(
             difflib.SequenceMatcher(None, key, m).ratio(),
             difflib.SequenceMatcher(None, stripped, m).ratio(),
-        )):
+        ), m)):
             gpu_id = self._index[match]
+            entry = self._entries.get(gpu_id)
+            if model and not _same_model(model, _model_token(gpu_id)):
+                continue
+            if compute_capability is not None and entry is not None and entry.compute_capability != compute_capability:
+                continue
             if gpu_id not in ids:
                 ids.append(gpu_id)
         return ids[:n]
+
+
+def _same_model(written: str, candidate: str) -> bool:
+    """"mi300" and "mi300x", "l40" and "l40s" name one model; "3090" and "4090" do not."""
+    digits = [re.sub(r"\D", "", token) for token in (written, candidate)]
+    return digits[0] == digits[1] and (candidate.startswith(written) or written.startswith(candidate))
+
+
+def _model_token(name: str) -> str:
+    """The model part of a GPU name as written: its first word holding a digit ("H100 80G" ->
+    "h100", "NVIDIA GeForce RTX 3090" -> "3090", "MI300X-192GB" -> "mi300x")."""
+    for word in re.split(r"[\s_\-/]+", name.lower()):
+        if any(ch.isdigit() for ch in word):
+            return word
+    return ""
 
 
 def _parse_compute_capability(value: Any, file: str, gpu_id: str) -> Optional[Tuple[int, int]]:

@@ -8,11 +8,13 @@ rule never has to know how a fact was derived.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from kvlint.catalog import Catalogs
+from kvlint.catalog.gpus import gpu_from_capability
 from kvlint.units import parse_size
 from kvlint.deployment import (
     BLOCK_SCALED_FORMATS,
@@ -83,11 +85,18 @@ class FactsBuilder:
         if not written:
             return None
         entry = self.catalogs.gpus.lookup(written)
-        if entry is None:
+        override = parse_size(get(self.data, "hardware", "memory"))
+        described = get(self.data, "hardware", "compute_capability", kind=str)
+        cc = tuple(int(part) for part in described.split(".")) if described and re.fullmatch(r"\d{1,2}\.\d", described) else None
+        if entry is None and cc is None:
             facts["suggestions"] = self.catalogs.gpus.suggest(written)
             return None
-        override = parse_size(get(self.data, "hardware", "memory"))
-        info = entry.info(override)
+        if entry is None:  # not in the catalog, but the manifest says what it is
+            info = gpu_from_capability(written, cc, override)  # type: ignore[arg-type]
+            facts["source"] = "manifest"
+        else:
+            info = entry.info(override)
+            facts["source"] = "catalog"
         facts.update(
             known=True,
             id=info.id,

@@ -1,0 +1,74 @@
+"""GPUs and models the catalog does not know: described by the manifest, never guessed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO_ROOT, invoke
+from kvlint.catalog import load_catalogs
+
+GPUS = load_catalogs(()).gpus
+
+
+@pytest.mark.parametrize("written, allowed", [
+    ("RTX 3090", set()),  # an Ampere card is never offered FP8-capable Ada/Blackwell cards
+    ("NVIDIA GeForce RTX 3090", set()),
+    ("H100 80G", {"H100-SXM-80GB", "H100-PCIE-80GB"}),
+    ("MI250X", set()),
+    ("A100 40G PCIe", {"A100-40GB", "A100-80GB"}),
+])
+def test_suggestions_stay_within_the_gpu_model(written, allowed):
+    suggested = GPUS.suggest(written)
+    assert set(suggested) <= allowed
+    if allowed:
+        assert suggested, written
+    entries = [GPUS.get(gpu_id) for gpu_id in suggested]
+    assert len({entry.compute_capability for entry in entries}) <= 1
+
+
+def test_suggestions_do_not_depend_on_hash_seed():
+    code = "from kvlint.catalog import load_catalogs; print(load_catalogs(()).gpus.suggest('H100-SXM-80G x'))"
+    outputs = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT,
+                       env={**os.environ, "PYTHONHASHSEED": str(seed), "KVLINT_NO_CACHE": "1"}).stdout
+        for seed in range(4)
+    }
+    assert len(outputs) == 1, outputs
+
+
+MANIFEST = """\
+apiVersion: kvlint/v1
+kind: Deployment
+metadata: {{name: rtx3090}}
+engine: {{name: vllm, version: "0.19.1", attention_backend: FLASH_ATTN}}
+hardware: {{gpu: RTX-3090{extra}}}
+model: {{name: meta-llama/Llama-3.1-8B-Instruct}}
+kv_cache: {{dtype: fp8}}
+serving: {{max_model_len: 8192}}
+"""
+
+
+def _codes(tmp_path, monkeypatch, extra):
+    (tmp_path / "kvlint.toml").write_text("# defaults\n", encoding="utf-8")
+    (tmp_path / "d.yaml").write_text(MANIFEST.format(extra=extra), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = invoke(["check", "--output-format", "json", "d.yaml"])
+    return {d["code"]: d for d in json.loads(result.stdout)["diagnostics"]}
+
+
+def test_an_unknown_gpu_without_a_description_skips_gpu_checks(tmp_path, monkeypatch):
+    codes = _codes(tmp_path, monkeypatch, "")
+    assert "KV202" in codes and "hardware.compute_capability" in codes["KV202"]["message"]
+    assert "KV305" not in codes and "KV301" not in codes  # not run, and the KV202 says so
+
+
+def test_an_unknown_gpu_described_by_its_compute_capability_is_checked(tmp_path, monkeypatch):
+    codes = _codes(tmp_path, monkeypatch, ', compute_capability: "8.6", memory: 24GiB')
+    assert "KV202" not in codes
+    # FLASH_ATTN runs FA2 on SM 8.6, which has no FP8: the rule now runs on the described GPU.
+    assert "KV305" in codes and "sm86" in codes["KV305"]["message"]

@@ -72,3 +72,28 @@ def test_an_unknown_gpu_described_by_its_compute_capability_is_checked(tmp_path,
     assert "KV202" not in codes
     # FLASH_ATTN runs FA2 on SM 8.6, which has no FP8: the rule now runs on the described GPU.
     assert "KV305" in codes and "sm86" in codes["KV305"]["message"]
+
+
+def test_a_model_in_the_local_hugging_face_cache_is_read_offline(tmp_path, monkeypatch):
+    """A model the catalog lacks is read from $HF_HUB_CACHE's snapshot that refs/main names."""
+    repo = tmp_path / "hub" / "models--acme--Llama-3.1-8B-Instruct-W4A16"
+    snapshot = repo / "snapshots" / "0123abcd"
+    snapshot.mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0123abcd", encoding="utf-8")
+    config = REPO_ROOT / "examples" / "models" / "qwen2.5-7b-support-ft" / "config.json"
+    (snapshot / "config.json").write_text(config.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "kvlint.toml").write_text("# defaults\n", encoding="utf-8")
+    text = MANIFEST.format(extra="").replace("RTX-3090", "H100-SXM-80GB").replace(
+        "meta-llama/Llama-3.1-8B-Instruct", "acme/Llama-3.1-8B-Instruct-W4A16")
+    (work / "d.yaml").write_text(text, encoding="utf-8")
+    monkeypatch.chdir(work)
+    facts = json.loads(invoke(["facts", "d.yaml"]).stdout)[0]
+    assert facts["model"]["source"] == "hf-cache" and facts["model"]["num_layers"] == 28
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
+    report = json.loads(invoke(["check", "--output-format", "json", "d.yaml"]).stdout)
+    kv203 = [d for d in report["diagnostics"] if d["code"] == "KV203"]
+    assert kv203 and kv203[0]["severity"] == "warning"  # unknown, not an error that fails CI

@@ -16,10 +16,12 @@ Also here: `manifest_geometry_overrides`, which applies a manifest's `model.geom
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from kvlint.deployment import AttentionKind, LayerGeometry, ModelGeometry
+from kvlint.load import MAX_FILE_BYTES, InputError, read_bounded
 
 
 class ConfigError(Exception):
@@ -404,11 +406,14 @@ def read_config(path: Union[str, Path], name: Optional[str] = None) -> ModelGeom
     """Read a config.json file; `name` defaults to the file's path. Raises ConfigError."""
     path = Path(path)
     label = name or str(path)
+    try:  # bounded and non-blocking (kvlint.load.read_bounded): a FIFO or device is refused
+        raw = read_bounded(path)
+    except InputError as error:
+        raise ConfigError(f"{path}: cannot read config.json: {error.message}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ConfigError(f"{path}: cannot read config.json: larger than the {MAX_FILE_BYTES:,}-byte limit")
     try:
-        with open(path, encoding="utf-8") as handle:
-            config = json.load(handle)
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read config.json: {error.strerror or error}") from None
+        config = json.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: not valid JSON: {error}") from None
     return geometry_from_config(config, label)
@@ -563,3 +568,34 @@ def manifest_geometry_overrides(
         has_sinks=has_sinks,
         source="manifest",
     )
+
+
+def cached_config(name: str, environ: Optional[Mapping[str, str]] = None) -> Optional[Path]:
+    """The config.json of model `name` in the local Hugging Face cache, offline, or None.
+
+    The hub cache is `$HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`; a
+    model lives in `models--{org}--{name}/snapshots/<commit>/`, the commit being the one
+    `refs/main` names (else the only snapshot)
+    (https://huggingface.co/docs/huggingface_hub/guides/manage-cache)."""
+    env = os.environ if environ is None else environ
+    if not name or "/" not in name or name.count("/") > 1 or ".." in name:
+        return None
+    if env.get("HF_HUB_CACHE"):
+        hub = Path(env["HF_HUB_CACHE"])
+    elif env.get("HF_HOME"):
+        hub = Path(env["HF_HOME"]) / "hub"
+    else:
+        hub = Path.home() / ".cache" / "huggingface" / "hub"
+    repo = hub / ("models--" + name.replace("/", "--"))
+    try:
+        ref = (repo / "refs" / "main").read_text(encoding="utf-8").strip()
+        candidate = repo / "snapshots" / ref / "config.json"
+        if candidate.is_file():
+            return candidate
+        snapshots = [d for d in (repo / "snapshots").iterdir() if (d / "config.json").is_file()]
+    except OSError:
+        try:
+            snapshots = [d for d in (repo / "snapshots").iterdir() if (d / "config.json").is_file()]
+        except OSError:
+            return None
+    return snapshots[0] / "config.json" if len(snapshots) == 1 else None

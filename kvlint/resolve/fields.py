@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
 from kvlint.catalog import Catalogs
-from kvlint.catalog.hf_config import ConfigError, manifest_geometry_overrides, read_config
+from kvlint.catalog.hf_config import ConfigError, cached_config, manifest_geometry_overrides, read_config
 from kvlint.deployment import (
     Deployment,
     GpuInfo,
@@ -70,6 +70,14 @@ def model_geometry(
             model_facts["catalog_weight_bytes"] = weights
     elif name:
         model_facts["suggestions"] = catalogs.models.suggest(name)
+        if base is None:  # a base model or re-quantized repository: its config in the local HF cache
+            cached = cached_config(name)
+            if cached is not None:
+                try:
+                    base = read_config(cached, name=name)
+                    model_facts["source"] = "hf-cache"
+                except (ConfigError, OSError, ValueError) as exc:
+                    model_facts["config_error"] = f"cannot use {cached}: {_reason(exc)}"
     geometry = get(data, "model", "geometry", kind=dict)
     if geometry:
         try:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
 from kvlint.catalog import Catalogs
+from kvlint.catalog.models import WEIGHT_DTYPE_BYTES
 from kvlint.catalog.hf_config import ConfigError, cached_config, manifest_geometry_overrides, read_config
 from kvlint.deployment import (
     Deployment,
@@ -110,9 +111,9 @@ def weights_bytes(data: Dict[str, Any], catalog_bytes: Optional[int]) -> Tuple[O
         return explicit, None
     params = weights.get("params")
     dtype = weights.get("dtype")
-    per_param = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1, "int8": 1, "int4": 0.5, "mxfp4": 0.53125, "nvfp4": 0.5625}
+    per_param = WEIGHT_DTYPE_BYTES
     if isinstance(params, (int, float)) and not isinstance(params, bool) and params > 0 and dtype in per_param:
-        return int(params * per_param[dtype]), f"weights estimated as {params:.3g} params x {per_param[dtype]} B ({dtype})"
+        return int(params * per_param[dtype]), f"weights estimated as {params:.3g} params x {per_param[dtype]:g} B ({dtype})"
     if catalog_bytes:
         return int(catalog_bytes), "weights taken from the model catalog's checkpoint size"
     return None, None

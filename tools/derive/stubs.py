@@ -111,6 +111,31 @@ class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 FINDER = _StubFinder()
 
+# importable module -> PyPI distribution
+GPU_PACKAGES = {
+    "flashinfer": "flashinfer-python",
+    "flashinfer_cubin": "flashinfer-cubin",
+    "cutlass": "nvidia-cutlass-dsl",
+    "cutlass_dsl": "nvidia-cutlass-dsl",
+    "quack": "quack-kernels",
+    "tokenspeed_mla": "tokenspeed-mla",
+}
+
+
+def release_requirements(root: Path) -> set:
+    """Normalized names of the wheel's unconditional Requires-Dist (no `extra ==` marker)."""
+    import re
+
+    names = set()
+    for meta in Path(root).glob("*.dist-info/METADATA"):
+        for line in meta.read_text(errors="replace").splitlines():
+            if not line.startswith("Requires-Dist:") or "extra ==" in line:
+                continue
+            m = re.match(r"Requires-Dist:\s*([A-Za-z0-9_.\-]+)", line)
+            if m:
+                names.add(m.group(1).lower().replace("_", "-").replace(".", "-"))
+    return names
+
 
 def install(root: Path, device: dict, *, aiter: bool = False) -> None:
     """Prepare the process: stub modules, device patches. Before any vllm import."""
@@ -123,12 +148,17 @@ def install(root: Path, device: dict, *, aiter: bool = False) -> None:
     if compiled.is_file():
         for name in compiled.read_text().split():
             FINDER.add(name, "compiled extension shipped in the wheel; native GPU code")
-    # 2. GPU-only third-party packages that a real CUDA install has (flashinfer-python is a pinned
-    #    dependency of the wheels) but that cannot be imported without a GPU / are not installed
-    #    here. Importable so that backend modules load; calling into them raises.
-    for name in ("flashinfer", "flashinfer_cubin", "deep_gemm", "deep_ep", "pplx_kernels",
-                 "flash_mla", "tokenspeed_mla", "cutlass", "nvidia.cutlass_dsl", "quack"):
-        FINDER.add(name, "GPU kernel package (pip dependency of the CUDA wheel); not importable on CPU")
+    # 2. GPU-only third-party packages that `pip install vllm==X` brings along -- only those the
+    #    release's METADATA lists as unconditional Requires-Dist (flashinfer-python from 0.11.1,
+    #    nvidia-cutlass-dsl + quack-kernels from 0.17, tokenspeed-mla from 0.21, ...). They cannot
+    #    be imported without a GPU / are not installed here; importable so that backend modules
+    #    load and availability checks see them as a default install does; calls into them raise.
+    #    A package the release does not require stays missing (ImportError), as on a default install.
+    #    (CUDA runs only: the ROCm build of vLLM does not bring these.)
+    required = release_requirements(root) if device["platform"] == "cuda" else set()
+    for module, dist in GPU_PACKAGES.items():
+        if dist in required:
+            FINDER.add(module, f"GPU kernel package {dist} (Requires-Dist of this wheel); not importable on CPU")
     # 2b. Structured-output grammar engines (compiled; unrelated to attention or the KV cache)
     #     that recent releases import at module level on the EngineArgs/config path. The
     #     finder sits last on sys.meta_path, so an installed real package always wins.

@@ -40,6 +40,9 @@ class Config:
     max_capacity_regression: Optional[float] = None
     # Native deployment files read besides kvlint/v1 manifests (`native-formats`; [] reads none).
     native_formats: Tuple[str, ...] = NATIVE_FORMATS
+    # `[defaults]`: facts for native files that do not state them, by path glob (relative to
+    # the configuration's directory), first match wins: (glob, {"gpu": ..., "engine-version": ...}).
+    defaults: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = ()
 
     @property
     def root(self) -> Path:
@@ -124,6 +127,10 @@ def from_table(table: Dict[str, Any], path: Path) -> Config:
         max_scale_overhead=float(table.get("max-scale-overhead", 0.03)),
         max_capacity_regression=table.get("max-capacity-regression"),
         native_formats=tuple(table.get("native-formats", NATIVE_FORMATS)),
+        defaults=tuple(
+            (pattern, tuple(sorted((str(k), str(v)) for k, v in facts.items())))
+            for pattern, facts in table.get("defaults", {}).items()
+        ),
     )
 
 

@@ -159,3 +159,19 @@ def test_the_configuration_schema_names_every_native_format():
 
     schema = json.loads((REPO_ROOT / "schemas" / "config.json").read_text(encoding="utf-8"))
     assert tuple(schema["properties"]["native-formats"]["items"]["enum"]) == NATIVE_FORMATS
+
+
+def test_defaults_in_the_configuration_supply_missing_facts(tmp_path, monkeypatch):
+    """`[defaults]` by path glob fills what a native file does not say; the file's own value wins."""
+    text = K8S.replace("      nodeSelector:\n        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3\n", "")
+    (tmp_path / "prod").mkdir()
+    (tmp_path / "prod" / "k8s.yaml").write_text(text, encoding="utf-8")
+    (tmp_path / "kvlint.toml").write_text(
+        '[defaults]\n"prod/*" = { gpu = "H100-SXM-80GB", engine-version = "0.11.0" }\n', encoding="utf-8")
+    _, report = _json(["check", "--output-format", "json", "prod/k8s.yaml"], tmp_path, monkeypatch)
+    codes = [d["code"] for d in report["diagnostics"]]
+    assert "KV207" not in codes and "KV301" in codes  # the dtype check runs on the default GPU
+    kv301 = next(d for d in report["diagnostics"] if d["code"] == "KV301")
+    assert "0.19.1" in kv301["message"]  # the image tag's release, not the default's
+    converted = invoke(["convert", "prod/k8s.yaml"]).stdout
+    assert "gpu: \"H100-SXM-80GB\"  # kvlint.toml [defaults] 'prod/*'" in converted

@@ -10,10 +10,11 @@ Deployment) gives no document and no finding.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from kvlint.catalog import load_catalogs
 from kvlint.config import Config
@@ -83,7 +84,35 @@ def _same_gpu(problem, catalog_dirs: Sequence[str]) -> bool:
     return found[0] is not None and found[1] is not None and found[0].id == found[1].id
 
 
-def read_native(raw: bytes, display: str, fmt: str, catalog_dirs: Sequence[str] = ()) -> NativeFile:
+# `[defaults]` keys -> the manifest field each supplies.
+DEFAULT_FIELDS = {"gpu": "/hardware/gpu", "engine-version": "/engine/version", "model": "/model/name"}
+
+
+def configured_defaults(path: str, config: Config) -> Tuple[Optional[str], Dict[str, str]]:
+    """(the glob that matched, {pointer: value}) from `[defaults]` for a file, first match wins."""
+    if not config.defaults or path in ("-", "<stdin>"):
+        return None, {}
+    try:
+        relative = Path(path).resolve().relative_to(config.root.resolve()).as_posix()
+    except ValueError:
+        relative = Path(path).as_posix()
+    for pattern, facts in config.defaults:
+        if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(Path(path).name, pattern):
+            return pattern, {DEFAULT_FIELDS[key]: value for key, value in facts if key in DEFAULT_FIELDS}
+    return None, {}
+
+
+def _put(data: Dict[str, Any], pointer: str, value: str) -> None:
+    *parents, leaf = pointer.strip("/").split("/")
+    for part in parents:
+        child = data.get(part)
+        if not isinstance(child, dict):
+            child = data[part] = {}
+        data = child
+    data[leaf] = value
+
+
+def read_native(raw: bytes, display: str, fmt: str, config: Optional[Config] = None, path: str = "") -> NativeFile:
     from kvlint.adapters import adapt  # on use, as above
 
     if fmt in YAML_FORMATS:
@@ -97,7 +126,14 @@ def read_native(raw: bytes, display: str, fmt: str, catalog_dirs: Sequence[str] 
     adaptation = adapt(display, loaded.text, loaded if fmt in YAML_FORMATS else None)
     for problem in adaptation.problems:
         native.findings.append(_finding(problem, display, 0))
+    config = config or Config()
+    catalog_dirs = config.catalog_dirs
+    pattern, defaults = configured_defaults(path or display, config)
     for position, workload in enumerate(adaptation.workloads):
+        for pointer in [p for p in workload.missing if p in defaults]:
+            _put(workload.manifest, pointer, defaults[pointer])
+            workload.provenance[pointer] = f"kvlint.toml [defaults] {pattern!r}"
+            del workload.missing[pointer]
         document = workload.document()
         # Several workloads can share one YAML document: number them apart for findings.
         document.index = position
@@ -166,5 +202,5 @@ def load_source(raw: bytes, display: str, path: str, config: Config) -> NativeFi
     if MANIFEST_MARKER.search(head) is None:
         fmt = native_format(path if path != "-" else display, head, config)
         if fmt is not None:
-            return read_native(raw, display, fmt, config.catalog_dirs)
+            return read_native(raw, display, fmt, config, path)
     return NativeFile(format="kvlint", loaded=load_bytes(raw, display))

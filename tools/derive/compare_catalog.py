@@ -105,7 +105,13 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
     code_names = {n for n, b in table.get("backends", {}).items() if "class" in b}
     for n in sorted(catalog_names - code_names):
         if n in table.get("backends", {}):
-            continue  # present but not importable here: see unknown
+            ie = table["backends"][n].get("import_error")
+            if isinstance(ie, dict):  # a tree over devices: show one message
+                ie = next((x for x in json.dumps(ie).split('"') if "Error" in x), str(ie))
+            groups[("backend", n, "the release has it, but its module does not import on a default "
+                    "install (its package is not a requirement of the wheel)", f"code: {ie}")].append(
+                (version,) + ("-",) * 5)
+            continue
         groups[("backend", n, "catalog lists it, the release has no such backend", "")].append((version,) + ("-",) * 5)
 
     # ---- accept cells

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 from kvlint.errors import ConfigError
+from kvlint.inputs import MAX_FILE_BYTES, InputError, read_bounded
 from kvlint.load import NATIVE_FORMATS
 from kvlint.schema import is_valid, validator_for
 
@@ -50,11 +51,16 @@ class Config:
 
 
 def _table(path: Path) -> Optional[Dict[str, Any]]:
+    try:  # bounded and non-blocking: a FIFO or /dev/zero named as the configuration is refused
+        raw = read_bounded(path)
+    except InputError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.message}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ConfigError(f"cannot read {path}: larger than the {MAX_FILE_BYTES:,}-byte limit")
     try:
-        with open(path, "rb") as handle:
-            document = tomllib.load(handle)
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+        document = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid UTF-8: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     if path.name == "pyproject.toml":
@@ -84,7 +90,7 @@ def load_config(explicit: Optional[str] = None, start: Optional[Path] = None) ->
     path = Path(explicit) if explicit else discover(start or Path.cwd())
     if path is None:
         return Config()
-    if explicit and not path.is_file():
+    if explicit and not path.exists():
         raise ConfigError(f"config file {explicit} does not exist")
     table = _table(path)
     if table is None:

@@ -16,7 +16,8 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 import yaml
 
 from kvlint.pointer import escape as pointer_escape
-from kvlint.errors import UsageError
+from kvlint.errors import UsageError  # noqa: F401 - read_input's callers catch it
+from kvlint.inputs import MAX_FILE_BYTES, InputError, files_read, read_bounded, special_kind  # noqa: F401 - re-exported
 from kvlint.findings import Finding, Related, Span
 
 try:  # libyaml is much faster; fall back to the pure-Python parser when it is absent
@@ -26,7 +27,6 @@ except AttributeError:  # pragma: no cover - depends on how PyYAML was built
 
 # Limits (KV004). Manifests are a few kilobytes; these leave generous room while keeping a
 # hostile input from hanging the linter or exhausting memory.
-MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_DOCUMENTS = 1000
 # The native deployment formats kvlint.adapters reads besides kvlint/v1 manifests (the
 # `native-formats` configuration key names them).
@@ -268,7 +268,7 @@ def _decode(raw: bytes, path: str) -> Tuple[Optional[str], Optional[Finding]]:
     if len(raw) > MAX_FILE_BYTES:
         return None, _finding(
             "KV004",
-            f"file is {len(raw):,} bytes, above the {MAX_FILE_BYTES:,}-byte limit for manifests",
+            f"file is larger than the {MAX_FILE_BYTES:,}-byte limit for manifests",
             path,
             0,
             "",
@@ -486,12 +486,19 @@ def _next_content_line(lines: List[str], number: int) -> Optional[int]:
     return None
 
 
+def unreadable(display: str, reason: str) -> LoadedFile:
+    """A file the run could not read, as a LoadedFile with one KV006 finding on it."""
+    finding = Finding(code="KV006", name="", severity="error", message=f"cannot read this file: {reason}", file=display)
+    return LoadedFile(path=display, text="", findings=[finding])
+
+
 def read_input(path: str) -> Tuple[str, bytes]:
-    """(display name, bytes) of a file, or of stdin for "-"; an unreadable file is a usage error."""
+    """(display name, bytes) of a file, or of stdin for "-"; a file that cannot be read (missing,
+    unreadable, a FIFO or device) raises InputError. At most MAX_FILE_BYTES + 1 bytes are read:
+    the loader reports a larger file (KV004) without kvlint holding it in memory."""
+    reason = getattr(path, "reason", None)
+    if reason:  # discovery already knows this path cannot be read (kvlint.pipeline.discovery)
+        raise InputError(reason, file=path)
     if path == "-":
-        return "<stdin>", sys.stdin.buffer.read()
-    try:
-        with open(path, "rb") as handle:
-            return path, handle.read()
-    except OSError as exc:
-        raise UsageError(f"{path}: {exc.strerror}") from None
+        return "<stdin>", sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    return path, read_bounded(path)

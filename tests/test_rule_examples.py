@@ -114,7 +114,13 @@ def _run_example(
         target.write_text(content, encoding="utf-8")
     name = example.get("filename", "deployment.yaml")
     (root / name).parent.mkdir(parents=True, exist_ok=True)
-    (root / name).write_text(example["manifest"], encoding="utf-8")
+    kind = example.get("file_kind", "regular")
+    if kind == "fifo":
+        os.mkfifo(root / name)
+    elif kind == "dangling-symlink":
+        os.symlink(root / "missing-target.yaml", root / name)
+    else:
+        (root / name).write_text(example["manifest"], encoding="utf-8")
     monkeypatch.chdir(root)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     result = invoke(["check", "--output-format", "json", name])

@@ -141,14 +141,15 @@ def rebase_model_config(base: Dict[str, Any], base_dir: Path, ablation_dir: Path
 
 
 def _load_base_file(written: str, document: Document, expansion: Expansion) -> Optional[Dict[str, Any]]:
+    from kvlint.inputs import InputError, read_bounded
     from kvlint.load import load_bytes
     here = manifest_path(document)
     ablation_dir = here.parent if here is not None else Path.cwd()
     path = Path(written) if os.path.isabs(written) else ablation_dir / written
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        expansion.problems.append(("/base", f"base {written!r} cannot be read: {exc.strerror or exc}"))
+    try:  # bounded and non-blocking: a FIFO or device as the base is refused
+        raw = read_bounded(path)
+    except InputError as exc:
+        expansion.problems.append(("/base", f"base {written!r} cannot be read: {exc.message}"))
         return None
     loaded = load_bytes(raw, str(path))
     fatal = [f for f in loaded.findings if f.code in ("KV001", "KV004")]

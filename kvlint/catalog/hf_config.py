@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from kvlint.deployment import AttentionKind, LayerGeometry, ModelGeometry
-from kvlint.load import MAX_FILE_BYTES, InputError, read_bounded
+from kvlint.inputs import MAX_FILE_BYTES, InputError, read_bounded
 
 
 class ConfigError(Exception):

@@ -19,6 +19,7 @@ from kvlint import __version__
 from kvlint.cli import ablate, capacity, check, convert, diff, facts, rules, smoke
 from kvlint.cli.options import EXIT_ERROR
 from kvlint.errors import KvlintError
+from kvlint.inputs import forget_reads
 
 __all__ = ["main", "run"]
 
@@ -63,6 +64,7 @@ def main(ctx: click.Context, verbose: bool) -> None:
     """Lint LLM-serving deployments that use a quantized KV cache."""
     ctx.ensure_object(dict)
     ctx.obj["verbose"] = verbose
+    forget_reads()  # the files this command reads, which its outputs may not overwrite
 
 
 for _command in (

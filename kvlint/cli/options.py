@@ -3,6 +3,10 @@ context, and writing a report to stdout or a file."""
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Optional, Sequence
@@ -11,6 +15,7 @@ import click
 
 from kvlint.config import Config, load_config, split_csv
 from kvlint.errors import UsageError
+from kvlint.inputs import files_read, special_kind
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_SKIPPED = 0, 1, 2, 3
 
@@ -57,12 +62,64 @@ def build_context(config: Config):
     return CheckContext(config=config, rulebook=rulebook, enabled=enabled, display_root=Path.cwd())
 
 
+def _refuse_if_input(output_file: str) -> None:
+    """Exit 2 with one line when output_file is (by device and inode, so through hard links and
+    symbolic links too) a file this run read: a manifest, the configuration, an ablation base."""
+    try:
+        info = os.stat(output_file)
+    except OSError:
+        return  # not there yet (or unreachable: the write reports why)
+    read = files_read().get((info.st_dev, info.st_ino))
+    if read is not None:
+        same = "" if os.path.abspath(read) == os.path.abspath(output_file) else f" (the same file as {read})"
+        raise UsageError(f"{output_file} is a file this run reads{same}; kvlint never writes onto its input")
+
+
 def write_output(text: str, output_file: Optional[str]) -> None:
-    """To stdout, or to a file (a write failure is a usage error, exit 2)."""
-    if output_file:
-        try:
-            Path(output_file).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"cannot write {output_file}: {exc.strerror}") from None
-    else:
+    """To stdout, or to a file (a write failure is a usage error, exit 2).
+
+    Never onto an input of the run (see _refuse_if_input). A regular file is written atomically:
+    a temporary file in the same directory, then os.replace, so a reader never sees half a
+    report and a failed write leaves the old file whole. An existing FIFO or device (`-o
+    /dev/stdout`) is written in place."""
+    if not output_file:
         click.echo(text, nl=False)
+        return
+    _refuse_if_input(output_file)
+    data = text.encode("utf-8")
+    try:
+        try:
+            existing = os.stat(output_file)
+        except FileNotFoundError:
+            existing = None
+        if existing is not None and special_kind(existing.st_mode) not in (None, "a directory"):
+            with open(output_file, "wb") as handle:
+                handle.write(data)
+            return
+        if existing is not None and stat.S_ISDIR(existing.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), output_file)
+        _atomic_write(output_file, data, existing)
+    except OSError as exc:
+        raise UsageError(f"cannot write {output_file}: {exc.strerror or exc}") from None
+
+
+def _atomic_write(output_file: str, data: bytes, existing: Optional[os.stat_result]) -> None:
+    directory = os.path.dirname(os.path.abspath(output_file))
+    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(output_file)}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        if existing is not None:
+            mode = stat.S_IMODE(existing.st_mode)
+        else:  # what open() would have created: 0o666 less the umask
+            umask = os.umask(0o022)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(temporary, mode)
+        os.replace(temporary, output_file)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise

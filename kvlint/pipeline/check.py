@@ -11,7 +11,7 @@ from typing import Iterable, List, Optional, Sequence, Set
 from kvlint import pointer as json_pointer
 from kvlint.analysis import CheckContext
 from kvlint.findings import Finding, severity_rank
-from kvlint.load import LoadedFile, read_input
+from kvlint.load import InputError, LoadedFile, read_input, unreadable
 from kvlint.pipeline.discovery import discover_files, display_path
 from kvlint.pipeline.documents import analyze_document
 from kvlint.pipeline.native import NativeFile, covered_by_missing, load_source
@@ -66,9 +66,14 @@ def run_check(paths: Sequence[str], context: CheckContext) -> CheckResult:
     all_findings: List[Finding] = []
     documents = 0
     for path in discover_files(paths, context.config):
-        display, raw = read_input(path)
-        display = display_path(display, context.display_root)
-        source = load_source(raw, display, path, context.config)
+        try:
+            display, raw = read_input(path)
+        except InputError as error:  # unreadable, vanished, a FIFO or device: KV006, the run goes on
+            display = display_path(str(path), context.display_root)
+            source = NativeFile(format="kvlint", loaded=unreadable(display, error.message))
+        else:
+            display = display_path(display, context.display_root)
+            source = load_source(raw, display, path, context.config)
         loaded = source.loaded
         native = source if source.format != "kvlint" else None
         if native is not None:

@@ -9,15 +9,42 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from pathlib import Path
-from typing import List, Sequence, Set
+from typing import List, Optional, Sequence, Set
 
 from kvlint.config import Config
 from kvlint.errors import UsageError
-from kvlint.pipeline.native import MANIFEST_MARKER, MARKER_WINDOW, head_of, native_format
+from kvlint.inputs import InputError, read_bounded, special_kind
+from kvlint.pipeline.native import MANIFEST_MARKER, MARKER_WINDOW, native_format
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox"})
+
+
+class Unreadable(str):
+    """A path discovery met but cannot read (an unreadable directory or file, a dangling symlink,
+    a file that vanished, a FIFO or device): `read_input` raises with its reason, and the check
+    loop reports it as a KV006 finding on that path while the run goes on."""
+
+    reason: str
+
+    def __new__(cls, path: str, reason: str) -> Unreadable:
+        made = super().__new__(cls, path)
+        made.reason = reason
+        return made
+
+
+def _stat_problem(path: Path) -> str:
+    """Why a path met in a walk cannot be read, or "" when it is a regular file."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        if os.path.islink(path):
+            return f"dangling symbolic link ({exc.strerror or exc})"
+        return exc.strerror or str(exc)
+    kind = special_kind(info.st_mode)
+    return f"{kind}, not a regular file; kvlint reads only regular files" if kind else ""
 
 
 def excluded(path: Path, patterns: Sequence[str], root: Path) -> bool:
@@ -49,16 +76,27 @@ def discover_files(paths: Sequence[str], config: Config) -> List[str]:
             found.append("-")
             continue
         path = Path(raw)
-        if path.is_file():
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as exc:
+            if os.path.islink(path):
+                found.append(Unreadable(raw, f"dangling symbolic link ({exc.strerror or exc})"))
+                continue
+            reason = "no such file or directory" if not os.path.lexists(path) else (exc.strerror or str(exc))
+            raise UsageError(f"{raw}: {reason}") from None
+        if not stat.S_ISDIR(mode):
+            # A file named on the command line is always read; a FIFO or device is a KV006.
             found.append(raw)
             continue
-        if not path.is_dir():
-            raise UsageError(f"{raw}: no such file or directory")
         # A directory named on the command line is checked even when `exclude` matches it (as a
         # file named there is, and as in ruff): `kvlint check examples/broken` shows findings.
         # Patterns that do not match the named directory still prune what lies below it.
         exclude = tuple(p for p in config.exclude if not excluded(path, (p,), config.root))
-        for directory, subdirs, files in os.walk(path):
+        walk_errors: List[OSError] = []
+        for directory, subdirs, files in os.walk(path, onerror=walk_errors.append):
+            while walk_errors:  # a directory that cannot be listed: a finding on it
+                error = walk_errors.pop(0)
+                found.append(Unreadable(str(error.filename or directory), error.strerror or str(error)))
             subdirs[:] = sorted(
                 d
                 for d in subdirs
@@ -73,11 +111,21 @@ def discover_files(paths: Sequence[str], config: Config) -> List[str]:
                     continue
                 if excluded(candidate, exclude, config.root):
                     continue
-                head = head_of(str(candidate), MARKER_WINDOW)
+                problem = _stat_problem(candidate)
+                if problem:
+                    found.append(Unreadable(str(candidate), problem))
+                    continue
+                try:  # non-blocking and bounded, should the file have been swapped for a FIFO
+                    head: Optional[bytes] = read_bounded(candidate, MARKER_WINDOW - 1)
+                except InputError:
+                    head = None  # the read in the check loop reports why
                 if head is not None and MANIFEST_MARKER.search(head) is None and (
                         native_format(str(candidate), head, config) is None):
                     continue  # neither a manifest nor a native deployment file
                 found.append(str(candidate))
+        while walk_errors:
+            error = walk_errors.pop(0)
+            found.append(Unreadable(str(error.filename or path), error.strerror or str(error)))
     # de-duplicate while keeping order
     seen: Set[str] = set()
     return [f for f in found if not (f in seen or seen.add(f))]
@@ -94,6 +142,8 @@ def display_path(path: str, root: Path) -> str:
     if path == "<stdin>":
         return path
     try:
+        if os.path.islink(path) and not os.path.exists(path):  # dangling: name the link, not its target
+            return (Path(path).parent.resolve() / Path(path).name).relative_to(root.resolve()).as_posix()
         return Path(path).resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return Path(path).as_posix()

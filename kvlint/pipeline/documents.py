@@ -21,7 +21,7 @@ from kvlint.analysis import (
 )
 from kvlint.config import Config
 from kvlint.findings import Finding
-from kvlint.load import Document, read_input
+from kvlint.load import Document, InputError, read_input, unreadable
 from kvlint.pipeline.discovery import discover_files, display_path
 from kvlint.pipeline.native import covered_by_missing, load_source
 from kvlint.schema import validate_document
@@ -81,7 +81,11 @@ def deployment_analyses(paths: Sequence[str], config: Config) -> Tuple[List[Anal
     analyses: List[Analysis] = []
     problems: List[str] = []
     for path in discover_files(list(paths), config):
-        display, raw = read_input(path)
+        try:
+            display, raw = read_input(path)
+        except InputError as error:
+            problems.append(unreadable(display_path(str(path), Path.cwd()), error.message).findings[0].one_line())
+            continue
         source = load_source(raw, display_path(display, Path.cwd()), path, config)
         loaded = source.loaded
         for finding in loaded.findings:

@@ -1,0 +1,90 @@
+"""Reading input files safely, and remembering which files a run read.
+
+Every read of an input (manifest, configuration, ablation base, model config.json) goes through
+`read_bounded`: the file is opened non-blocking and read only when fstat says it is a regular
+file, and never more than a limit, so a FIFO, /dev/zero or a huge file cannot hang the run or
+exhaust memory. Each file read is recorded by device and inode; `kvlint.cli.options.write_output`
+refuses to write onto any of them (hard links and symbolic links included).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Dict, List, Optional, Tuple, Union
+
+from kvlint.errors import UsageError
+
+# kvlint.load's limit for one manifest; every input shares it.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+# Every file a run reads (manifests, configuration, ablation bases, model configs), by device
+# and inode: kvlint.cli.options.write_output refuses to write onto any of them.
+_READ_FILES: Dict[Tuple[int, int], str] = {}
+
+
+class InputError(UsageError):
+    """A file that cannot be read as an input: missing, unreadable, not a regular file."""
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def special_kind(mode: int) -> Optional[str]:
+    """What a file that is not a regular file is ("a FIFO", "a character device", ...), or None."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, kind in _KINDS:
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+def files_read() -> Dict[Tuple[int, int], str]:
+    """(st_dev, st_ino) -> path of every file read so far in this process."""
+    return dict(_READ_FILES)
+
+
+def read_bounded(path: Union[str, os.PathLike[str]], limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file, at most limit + 1 of them (so a caller sees it is too large).
+
+    Never blocks and never reads without end: the file is opened non-blocking and refused unless
+    fstat says it is a regular file (a FIFO, a device such as /dev/zero, a socket or a directory
+    raises InputError). Any OSError becomes an InputError with the system's reason."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise InputError(exc.strerror or str(exc), file=path) from None
+    try:
+        info = os.fstat(fd)
+        kind = special_kind(info.st_mode)
+        if kind is not None:
+            raise InputError(f"{kind}, not a regular file; kvlint reads only regular files", file=path)
+        _READ_FILES[(info.st_dev, info.st_ino)] = str(path)
+        chunks: List[bytes] = []
+        remaining = limit + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise InputError(exc.strerror or str(exc), file=path) from None
+    finally:
+        os.close(fd)
+
+
+
+
+def forget_reads() -> None:
+    """Start a new run's record (the CLI calls it once per command)."""
+    _READ_FILES.clear()

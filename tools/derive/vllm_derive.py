@@ -67,6 +67,24 @@ def deps_for(root: Path) -> list[str]:
     return [str(CACHE / "deps")] if (CACHE / "deps").is_dir() else []
 
 
+def run_chunk(root: Path, runs: list, extra_path: list[str], tmp: Path, timeout: int, sections: str) -> dict:
+    """Several device runs in one probe process: it imports the device-independent packages once,
+    then forks a fresh child per run (each child sets up its stubs and imports vLLM itself)."""
+    spec = ",".join(f"{n}:{d}:{int(a)}" for n, d, a in runs)
+    cmd = [sys.executable, "-I", str(HERE / "vllm_probe.py"), "--root", str(root), "--multi", spec,
+           "--out-dir", str(tmp), "--path", ":".join(extra_path), "--sections", sections]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout * len(runs), cwd=str(tmp))
+        tail = proc.stderr[-2000:]
+    except subprocess.TimeoutExpired:
+        tail = f"probe timed out after {timeout * len(runs)}s"
+    out = {}
+    for n, _, _ in runs:
+        f = tmp / f"{n}.json"
+        out[n] = json.loads(f.read_text()) if f.is_file() else {"fatal": "no output", "stderr": tail}
+    return out
+
+
 def run_probe(root: Path, run: tuple, extra_path: list[str], tmp: Path, timeout: int, sections: str) -> dict:
     name, device, aiter = run
     out = tmp / f"{name}.json"
@@ -335,10 +353,12 @@ def derive(version: str, root: Path | None = None, out_dir: Path = OUT_DIR, jobs
     runs = runs or RUNS
     raws = {}
     with tempfile.TemporaryDirectory(prefix=f"derive-{version}-") as tmp:
+        chunks = [runs[i::jobs] for i in range(jobs) if runs[i::jobs]]
         with ThreadPoolExecutor(max_workers=jobs) as ex:
-            futs = {r[0]: ex.submit(run_probe, root, r, path, Path(tmp), timeout, sections) for r in runs}
-            for name, f in futs.items():
-                raws[name] = f.result()
+            futs = [ex.submit(run_chunk, root, c, path, Path(tmp), timeout, sections) for c in chunks]
+            for f in futs:
+                raws.update(f.result())
+        raws = {r[0]: raws[r[0]] for r in runs}
     table = merge(version, root, raws, wheel_names)
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"{version}.json"

@@ -554,13 +554,23 @@ def ask_batch_defaults() -> dict:
 
 # ----------------------------------------------------------------------------- main
 
+# Third-party packages that do not depend on the device: imported once in the parent of
+# --multi, before the per-device fork (vllm itself is imported only after the fork, once the
+# device's stubs and fake platform are in place).
+PREIMPORT = ("torch", "numpy", "pydantic", "transformers", "huggingface_hub", "tokenizers", "safetensors",
+             "aiohttp", "fastapi", "openai", "msgspec", "zmq", "psutil", "cachetools", "regex", "gguf",
+             "mistral_common", "cbor2", "blake3", "PIL", "tiktoken", "prometheus_client", "uvloop")
+
+
 def main() -> None:
     global ROOT
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", required=True)
-    ap.add_argument("--device", required=True)
+    ap.add_argument("--device", help="one run: a stubs.DEVICES name")
     ap.add_argument("--aiter", action="store_true")
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", help="one run: output file")
+    ap.add_argument("--multi", help="several runs, forked one after another: name:device:aiter(0|1),...")
+    ap.add_argument("--out-dir", help="with --multi: <name>.json files go here")
     ap.add_argument("--sections", default="dtypes,backends,validate,selection,flags,batch")
     ap.add_argument("--path", default="")
     a = ap.parse_args()
@@ -568,13 +578,35 @@ def main() -> None:
     here = str(Path(__file__).resolve().parent)
     stdlib = [p for p in sys.path if p and p.startswith(sys.base_prefix) and "site-packages" not in p]
     sys.path[:] = [str(ROOT), here] + [p for p in a.path.split(":") if p] + stdlib
+    if not a.multi:
+        run_one(a.device, a.aiter, Path(a.out), a.sections)
+        return
+    import os
+
+    for mod in PREIMPORT:
+        try:
+            importlib.import_module(mod)
+        except Exception:  # noqa: BLE001  (absent here: the release imports it itself, or fails)
+            pass
+    for spec in a.multi.split(","):
+        name, dev, aiter = spec.split(":")
+        pid = os.fork()
+        if pid == 0:
+            try:
+                run_one(dev, aiter == "1", Path(a.out_dir) / f"{name}.json", a.sections)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+
+
+def run_one(device_name: str, aiter: bool, out: Path, sections_arg: str) -> None:
     import stubs  # noqa: E402  (tools/derive/stubs.py)
 
-    device = stubs.DEVICES[a.device]
-    sections = set(a.sections.split(","))
-    result: dict = {"device": a.device, "aiter": a.aiter}
+    device = stubs.DEVICES[device_name]
+    sections = set(sections_arg.split(","))
+    result: dict = {"device": device_name, "aiter": aiter}
     try:
-        stubs.install(ROOT, device, aiter=a.aiter)
+        stubs.install(ROOT, device, aiter=aiter)
         plat = stubs.set_platform(device)
         from vllm.platforms.interface import DeviceCapability
         ctx = {"cap": DeviceCapability(*device["cc"]), "platform": plat, "attn_types": ["decoder"]}
@@ -634,7 +666,7 @@ def main() -> None:
     except Exception as exc:  # noqa: BLE001
         result["fatal"] = err(exc)
         result["trace"] = traceback.format_exc()[-3000:]
-    Path(a.out).write_text(json.dumps(result, sort_keys=True, default=str))
+    out.write_text(json.dumps(result, sort_keys=True, default=str))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from kvlint.errors import ConfigError
 from kvlint.inputs import MAX_FILE_BYTES, InputError, read_bounded
 from kvlint.load import NATIVE_FORMATS
-from kvlint.schema import is_valid, validator_for
+from kvlint.schema import is_valid, non_finite, validator_for
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -41,6 +41,9 @@ class Config:
     max_capacity_regression: Optional[float] = None
     # Native deployment files read besides kvlint/v1 manifests (`native-formats`; [] reads none).
     native_formats: Tuple[str, ...] = NATIVE_FORMATS
+    # Directories besides the project root that paths in manifests (model.config, an ablation's
+    # base) may point into (`allowed-roots`; KV209).
+    allowed_roots: Tuple[str, ...] = ()
     # `[defaults]`: facts for native files that do not state them, by path glob (relative to
     # the configuration's directory), first match wins: (glob, {"gpu": ..., "engine-version": ...}).
     defaults: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = ()
@@ -101,6 +104,8 @@ def load_config(explicit: Optional[str] = None, start: Optional[Path] = None) ->
 
 
 def from_table(table: Dict[str, Any], path: Path) -> Config:
+    for pointer, value in non_finite(table):  # TOML has nan and inf; no setting takes them
+        raise ConfigError(f"{path}: {pointer.lstrip('/').replace('/', '.')}: {value!r} is not a finite number")
     problems = [] if is_valid(table, "config.json") else sorted(
         validator_for("config.json").iter_errors(table), key=lambda e: list(e.path)
     )
@@ -133,6 +138,7 @@ def from_table(table: Dict[str, Any], path: Path) -> Config:
         max_scale_overhead=float(table.get("max-scale-overhead", 0.03)),
         max_capacity_regression=table.get("max-capacity-regression"),
         native_formats=tuple(table.get("native-formats", NATIVE_FORMATS)),
+        allowed_roots=paths("allowed-roots"),
         defaults=tuple(
             (pattern, tuple(sorted((str(k), str(v)) for k, v in facts.items())))
             for pattern, facts in table.get("defaults", {}).items()

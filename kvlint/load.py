@@ -62,6 +62,17 @@ _constructor = yaml.constructor.SafeConstructor()
 _YAML12_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$")
 
 
+def _yaml11_only(tag: str, value: str) -> bool:
+    """A plain scalar that only YAML 1.1 reads as a number or boolean: sexagesimal `1:30` (90),
+    `yes`/`no`/`on`/`off`/`y`/`n`. kvlint reads them as the strings they are (YAML 1.2); a
+    field that needs a number or boolean then says so (KV103)."""
+    if tag in (_STD + "int", _STD + "float"):
+        return ":" in value
+    if tag == _STD + "bool":
+        return value.lower() not in ("true", "false")
+    return False
+
+
 @dataclass(frozen=True)
 class Suppression:
     line: int  # line of the comment
@@ -173,6 +184,8 @@ class _Builder:
         if tag == _STD + "str" and not node.style and _YAML12_FLOAT.match(node.value):
             return float(node.value)
         if tag == _STD + "str" or tag == _STD + "timestamp":
+            return str(node.value)
+        if not node.style and _yaml11_only(tag, node.value):
             return str(node.value)
         try:
             if tag == _STD + "int":

@@ -7,8 +7,9 @@ lesson: compiling the schema dominates the cost of validating small documents).
 from __future__ import annotations
 
 import json
+import math
 from functools import cache
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from kvlint.findings import Finding
 from kvlint import pointer as json_pointer
@@ -207,13 +208,50 @@ def schema_findings(data: Any, located: Any, schema_name: str = MANIFEST_SCHEMA)
     """KV1xx findings of `data` against a schema, located through `located` (a `Document`, or
     anything with its `file`, `index` and `span(pointer, prefer_key)`: an ablation variant maps
     its pointers back into the ablation file)."""
+    findings: List[Finding] = [
+        _finding("KV106", f"{pointer or '/'}: {_FINITE_NAMES.get(repr(value), repr(value))} is not a finite number",
+                 located, pointer, False)
+        for pointer, value in non_finite(data)
+    ]
     quick = fast_check(schema_name)
     if quick is not None and quick(data):
-        return []
-    findings: List[Finding] = []
+        return findings
     for error in validator_for(schema_name).iter_errors(data):
+        if isinstance(error.instance, float) and not math.isfinite(error.instance):
+            continue  # already said: not a finite number
         findings.extend(_convert(error, located))
     return findings
+
+
+_FINITE_NAMES = {"nan": ".nan (not a number)", "inf": ".inf", "-inf": "-.inf"}
+
+
+def non_finite(data: Any, pointer: str = "") -> List[Tuple[str, float]]:
+    """(pointer, value) of every NaN or infinity in data. JSON Schema's `number` admits them and
+    every bound compares false with NaN, so a finite value is required here (KV106)."""
+    if isinstance(data, float):
+        return [] if math.isfinite(data) else [(pointer, data)]
+    found: List[Tuple[str, float]] = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            found.extend(non_finite(value, f"{pointer}/{json_pointer.escape(str(key))}"))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            found.extend(non_finite(value, f"{pointer}/{index}"))
+    return found
+
+
+def finite_only(data: Any) -> Any:
+    """data with every NaN or infinity replaced by its YAML spelling as a string, which the
+    resolve stage reads as an unknown value (its KV106 is already reported): rules and capacity
+    never compute with a non-finite number."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return _FINITE_NAMES.get(repr(data), repr(data)).split(" ")[0]
+    if isinstance(data, dict):
+        return {key: finite_only(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [finite_only(value) for value in data]
+    return data
 
 
 def is_valid(data: Any, schema_name: str = MANIFEST_SCHEMA) -> bool:

@@ -24,5 +24,44 @@ def aligned_table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: 
 
 
 def markdown_cell(text: str) -> str:
-    """Text safe inside one Markdown table cell: one line, pipes escaped."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """Text safe inside one Markdown table cell: one line, pipes escaped, no control characters."""
+    return printable(" ".join(str(text).split())).replace("|", "\\|")
+
+
+# Characters that must never reach a terminal or a CI log as they are: C0 and C1 controls (ESC
+# starts terminal escape sequences, CR and NL start a new line, which in a CI log can start a
+# workflow command), DEL, and the bidirectional overrides and isolates ("Trojan Source").
+_UNSAFE = frozenset(
+    [chr(c) for c in range(0x20)] + [chr(0x7F)] + [chr(c) for c in range(0x80, 0xA0)]
+    + ["\u061c", "\u200e", "\u200f", "\u2028", "\u2029"]
+    + [chr(c) for c in range(0x202A, 0x202F)] + [chr(c) for c in range(0x2066, 0x206A)] + ["\ufeff"]
+)
+
+
+def escape_char(char: str) -> str:
+    """One character as printed in a report: itself, or a visible escape (\\n, \\x1b, \\u202e)."""
+    if char not in _UNSAFE:
+        return char
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    if char in named:
+        return named[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """Text from the input made safe to echo on one line of a terminal or CI log: control
+    characters, line breaks and bidi overrides become visible escapes."""
+    text = str(text)
+    if not any(char in _UNSAFE for char in text):
+        return text
+    return "".join(escape_char(char) for char in text)
+
+
+def safe_line(line: str) -> str:
+    """A report line that cannot start a CI workflow command (GitHub Actions reads `::name ...::`
+    at the start of a log line, leading whitespace ignored): a leading `::` is escaped."""
+    stripped = line.lstrip()
+    if stripped.startswith("::"):
+        return line[: len(line) - len(stripped)] + "\\x3a" + stripped[1:]
+    return line

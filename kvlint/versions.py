@@ -9,6 +9,7 @@ specifiers match pre-releases too, so ">=0.17" holds for "0.18.0rc1".
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Optional, Tuple, Union
 
@@ -37,11 +38,21 @@ class VersionError(ValueError):
     """A version or specifier string that cannot be parsed."""
 
 
+# Bounds on what is parsed as a version: release strings are short and their components small;
+# a hostile `version: "0.<5000 digits>"` is "not a version", never a ValueError from int().
+MAX_VERSION_CHARS = 128
+_LONG_COMPONENT = re.compile(r"[0-9]{19}")  # a component of 10**18 or more
+
+
 @lru_cache(maxsize=4096)
 def _parse(text: str) -> Version:
+    if len(text) > MAX_VERSION_CHARS:
+        raise VersionError(f"not a version: {text[:40]!r}... is longer than {MAX_VERSION_CHARS} characters")
+    if _LONG_COMPONENT.search(text):
+        raise VersionError(f"not a version: {text[:40]!r} has a component of 19 digits or more")
     try:
         return Version(text)
-    except InvalidVersion:
+    except (InvalidVersion, ValueError, OverflowError):
         raise VersionError(f"not a version: {text!r}") from None
 
 

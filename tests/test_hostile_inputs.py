@@ -172,6 +172,7 @@ def test_a_device_as_manifest_config_or_ablation_base_is_refused(project: Path):
     completed = kvlint(["check", "deploy.yaml", "--config", "/dev/zero"], project)
     assert completed.returncode == 2 and "a character device" in completed.stderr
     assert completed.stderr.count("\n") == 1
+    (project / "kvlint.toml").write_text('allowed-roots = ["/dev"]\n', encoding="utf-8")  # else KV209
     (project / "ablation.yaml").write_text(
         "apiVersion: kvlint/v1\nkind: Ablation\nmetadata: {name: a}\nbase: /dev/zero\n"
         "variants:\n  - name: bf16\n    overrides: {}\n", encoding="utf-8")
@@ -198,3 +199,202 @@ def test_capacity_and_facts_report_an_unreadable_file_as_a_problem(project: Path
     completed = kvlint(["facts", "pipe.yaml", "deploy.yaml"], project)
     assert completed.returncode == 1 and "KV006" in completed.stderr
     assert len(json.loads(completed.stdout)) == 1
+
+
+# --- 3. output escapes what it echoes --------------------------------------------------------
+
+HOSTILE_NAME = "evil\\u001b[2J\\r\\n::error file=x::pwned\\u202e"  # YAML double-quoted escapes
+
+
+def hostile_manifest(long_value: bool = False) -> str:
+    text = VALID_MANIFEST.replace(
+        "name: meta-llama/Llama-3.1-8B-Instruct", f'name: "{HOSTILE_NAME}"'
+    )
+    if long_value:
+        text = text.replace("  dtype: auto", "  dtype: auto" + " " * 5000 + "# long comment " + "x" * 5000)
+        text = text.replace("llama8b-bf16-h100", "llama8b-" + "y" * 10000)
+    return text
+
+
+@pytest.mark.parametrize("fmt", ["full", "concise", "github"])
+def test_text_formats_escape_control_characters_and_never_start_a_workflow_command(project: Path, fmt: str):
+    (project / "deploy.yaml").write_text(hostile_manifest(), encoding="utf-8")
+    completed = kvlint(["check", "deploy.yaml", "--output-format", fmt], project)
+    assert completed.returncode == 0, completed.stderr  # KV203 (unknown model) is a warning
+    out = completed.stdout
+    assert "\x1b" not in out and "\r" not in out and "\u202e" not in out
+    for line in out.splitlines():
+        stripped = line.lstrip()
+        if fmt == "github" and stripped.startswith(("::error ", "::warning ", "::notice ")):
+            # kvlint's own annotation: the input sits in its escaped message, on this one line
+            assert stripped.startswith("::warning file=deploy.yaml,"), line
+            continue
+        assert not stripped.startswith("::"), line
+    assert "pwned" in out  # echoed, escaped
+
+
+def test_long_lines_are_cut_around_the_caret(project: Path):
+    (project / "deploy.yaml").write_text(hostile_manifest(long_value=True), encoding="utf-8")
+    completed = kvlint(["check", "deploy.yaml"], project)
+    assert completed.returncode in (0, 1), completed.stderr
+    assert max(len(line) for line in completed.stdout.splitlines() if " | " in line) < 200
+    carets = [line for line in completed.stdout.splitlines() if line.strip().startswith("|") and "^" in line]
+    assert carets
+
+
+def test_json_and_sarif_parse_and_sarif_uris_are_percent_encoded(project: Path):
+    (project / "my deploy#1%.yaml").write_text(hostile_manifest(), encoding="utf-8")
+    completed = kvlint(["check", "my deploy#1%.yaml", "--output-format", "json", "--sarif-file", "out.sarif"], project)
+    assert completed.returncode == 0, completed.stderr
+    assert any(d["file"] == "my deploy#1%.yaml" for d in json.loads(completed.stdout)["diagnostics"])
+    sarif = json.loads((project / "out.sarif").read_text(encoding="utf-8"))
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"]}
+    assert uris == {"my%20deploy%231%25.yaml"}
+
+
+# --- 4. numbers are numbers ------------------------------------------------------------------
+
+
+def manifest_with(old: str, new: str) -> str:
+    assert old in VALID_MANIFEST
+    return VALID_MANIFEST.replace(old, new)
+
+
+def test_nan_and_infinities_are_findings_and_never_reach_the_rules(project: Path):
+    (project / "deploy.yaml").write_text(manifest_with(
+        "  dtype: auto\n", "  dtype: auto\n  block_size: .nan\ntargets:\n  max_scale_overhead: -.inf\n  min_concurrency: 1e999\n"),
+        encoding="utf-8")
+    completed = kvlint(["check", "deploy.yaml", "--output-format", "json"], project)
+    assert completed.returncode == 1
+    found = diagnostics(completed)
+    finite = {d["message"].split(":")[0] for d in found if "not a finite number" in d["message"]}
+    assert finite == {"/kv_cache/block_size", "/targets/max_scale_overhead", "/targets/min_concurrency"}
+    assert all(d["code"] == "KV106" for d in found if "finite" in d["message"])
+    assert not [d for d in found if "inf" in d["message"].replace("info", "") and "finite" not in d["message"]]
+
+
+def test_nan_in_the_configuration_is_a_configuration_error(project: Path):
+    (project / "kvlint.toml").write_text("max-scale-overhead = nan\n", encoding="utf-8")
+    completed = kvlint(["check", "deploy.yaml"], project)
+    assert completed.returncode == 2
+    assert completed.stderr.strip().endswith("max-scale-overhead: nan is not a finite number")
+
+
+def test_huge_integers_and_version_components_are_findings(project: Path):
+    (project / "a.yaml").write_text(manifest_with("  dtype: auto\n", "  dtype: auto\n  block_size: " + "9" * 5000 + "\n"),
+                                    encoding="utf-8")
+    (project / "b.yaml").write_text(manifest_with('version: "0.19.1"', 'version: "0.' + "9" * 5000 + '.1"'), encoding="utf-8")
+    (project / "c.yaml").write_text(manifest_with('version: "0.19.1"', 'version: "0.19.99999999999999999999999"'),
+                                    encoding="utf-8")
+    completed = kvlint(["check", "a.yaml", "b.yaml", "c.yaml", "--output-format", "json"], project)
+    assert completed.returncode == 1, completed.stderr
+    files = {d["file"] for d in diagnostics(completed)}
+    assert files == {"a.yaml", "b.yaml", "c.yaml"}
+
+
+def test_yaml_1_1_sexagesimal_and_yes_no_are_strings(project: Path):
+    (project / "deploy.yaml").write_text(
+        manifest_with('version: "0.19.1"', "version: 1:30").replace("name: llama8b-bf16-h100", "name: yes"),
+        encoding="utf-8")
+    completed = kvlint(["check", "deploy.yaml", "--output-format", "json"], project)
+    found = diagnostics(completed)
+    assert not [d for d in found if d["code"] == "KV103"], found  # `yes` is the string "yes"
+    assert any("'1:30'" in d["message"] for d in found)  # not 90
+
+
+def test_loader_reads_yaml_1_1_only_scalars_as_strings():
+    from kvlint.load import load_bytes
+
+    loaded = load_bytes(b"a: 1:30\nb: yes\nc: off\nd: true\ne: 1.5:00\nf: 12\ng: False\n", "x.yaml")
+    assert loaded.documents[0].data == {"a": "1:30", "b": "yes", "c": "off", "d": True, "e": "1.5:00", "f": 12, "g": False}
+
+
+# --- 5. paths stay in the project ------------------------------------------------------------
+
+HF_CONFIG = json.dumps({
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32, "head_dim": 128,
+    "torch_dtype": "bfloat16", "max_position_embeddings": 131072, "vocab_size": 128256,
+})
+
+
+def with_model_config(path: str) -> str:
+    return manifest_with("  name: meta-llama/Llama-3.1-8B-Instruct\n",
+                         f"  name: meta-llama/Llama-3.1-8B-Instruct\n  config: {json.dumps(path)}\n")
+
+
+def kv209(project: Path, *names: str) -> Dict[str, List[str]]:
+    completed = kvlint(["check", *names, "--output-format", "json"], project)
+    assert completed.returncode in (0, 1), completed.stderr
+    out: Dict[str, List[str]] = {}
+    for d in diagnostics(completed):
+        if d["code"] == "KV209":
+            out.setdefault(d["file"], []).append(d["message"])
+    return out
+
+
+def test_model_config_and_ablation_base_must_stay_in_the_project(project: Path, tmp_path: Path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "config.json").write_text(HF_CONFIG, encoding="utf-8")
+    (outside / "base.yaml").write_text(VALID_MANIFEST, encoding="utf-8")
+    (project / "models").mkdir()
+    (project / "models" / "config.json").write_text(HF_CONFIG, encoding="utf-8")
+    if hasattr(os, "symlink"):
+        os.symlink(outside, project / "escape")
+    (project / "inside.yaml").write_text(with_model_config("models/config.json"), encoding="utf-8")
+    (project / "absolute.yaml").write_text(with_model_config(str(outside / "config.json")), encoding="utf-8")
+    (project / "dotdot.yaml").write_text(with_model_config("../outside/config.json"), encoding="utf-8")
+    (project / "link.yaml").write_text(with_model_config("escape/config.json"), encoding="utf-8")
+    (project / "ablation.yaml").write_text(
+        "apiVersion: kvlint/v1\nkind: Ablation\nmetadata: {name: a}\nbase: ../outside/base.yaml\n"
+        "variants:\n  - name: bf16\n", encoding="utf-8")
+    found = kv209(project, "inside.yaml", "absolute.yaml", "dotdot.yaml", "link.yaml", "ablation.yaml")
+    assert set(found) == {"absolute.yaml", "dotdot.yaml", "link.yaml", "ablation.yaml"}
+    assert "is an absolute path" in found["absolute.yaml"][0]
+    assert "leads outside the project" in found["dotdot.yaml"][0]
+    assert "the ablation's base" in found["ablation.yaml"][0]
+    # only what the manifest wrote is quoted, never where a path resolved to on this machine
+    assert not any(str(tmp_path) in message for name in ("dotdot.yaml", "link.yaml", "ablation.yaml")
+                   for message in found[name])
+
+    # allowed-roots opens a directory explicitly
+    (project / "kvlint.toml").write_text('allowed-roots = ["../outside"]\n', encoding="utf-8")
+    assert kv209(project, "absolute.yaml", "dotdot.yaml", "link.yaml", "ablation.yaml") == {}
+
+
+def test_capacity_reports_a_path_outside_the_project_as_a_problem(project: Path):
+    (project / "deploy.yaml").write_text(with_model_config("/etc/hostname"), encoding="utf-8")
+    completed = kvlint(["capacity", "deploy.yaml"], project)
+    assert completed.returncode == 1 and "KV209" in completed.stderr
+
+
+# --- 7. concurrent runs on a fresh cache -----------------------------------------------------
+
+
+def test_twenty_concurrent_runs_on_a_fresh_cache_give_identical_output(project: Path, tmp_path: Path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (project / "broken.yaml").write_text(manifest_with("  dtype: auto\n", "  dtype: fp8_e5m2\n  block_size: 7\n"),
+                                         encoding="utf-8")
+    environment = dict(os.environ, HOME=str(home), PYTHONPATH=str(REPO_ROOT))
+    for key in ("KVLINT_NO_CACHE", "KVLINT_CACHE_DIR", "XDG_CACHE_HOME", "GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS"):
+        environment.pop(key, None)
+    command = [sys.executable, "-m", "kvlint", "check", ".", "--output-format", "json"]
+    processes = [
+        subprocess.Popen(command, cwd=project, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL, text=True)
+        for _ in range(20)
+    ]
+    results = []
+    for process in processes:
+        out, err = process.communicate(timeout=120)
+        assert "Traceback" not in err, err
+        results.append((process.returncode, out, err))
+    assert len({result for result in results}) == 1, {r[0] for r in results}
+    code, out, _ = results[0]
+    assert code == 1 and json.loads(out)["diagnostics"]
+    assert list((home / ".cache" / "kvlint").iterdir())  # the cache was written
+    # and a run reading the now-warm cache agrees
+    again = subprocess.run(command, cwd=project, env=environment, capture_output=True, text=True, timeout=60)
+    assert (again.returncode, again.stdout) == (code, out)

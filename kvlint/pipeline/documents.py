@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
@@ -24,7 +24,16 @@ from kvlint.findings import Finding
 from kvlint.load import Document, InputError, read_input, unreadable
 from kvlint.pipeline.discovery import discover_files, display_path
 from kvlint.pipeline.native import covered_by_missing, load_source
-from kvlint.schema import validate_document
+from kvlint.pipeline.paths import contain_paths
+from kvlint.schema import finite_only, non_finite, validate_document
+
+def _finite(document: Document) -> Document:
+    """The document as the semantic stages see it: NaN and infinities (KV106 in the schema
+    stage) read as unknown values."""
+    if not non_finite(document.data):
+        return document
+    return replace(document, data=finite_only(document.data))
+
 
 @dataclass
 class DocumentAnalysis:
@@ -34,19 +43,21 @@ class DocumentAnalysis:
 def analyze_document(document: Document, context: CheckContext) -> DocumentAnalysis:
     """Resolve, capacity and rule findings of one loaded document (schema findings come first,
     from the check loop)."""
+    document = _finite(document)
     kind = manifest_kind(document.data)
+    if kind not in ("Ablation", "Deployment"):
+        return DocumentAnalysis()
+    document, outside = contain_paths(document, context.config, manifest_path(document))
     if kind == "Ablation":
         # Imported on use (start-up time): most runs hold no ablation.
         from kvlint.ablation.check import analyze_ablation
 
-        return DocumentAnalysis(analyze_ablation(document, context))
-    if kind != "Deployment":
-        return DocumentAnalysis()
+        return DocumentAnalysis(outside + analyze_ablation(document, context))
     config = context.config
     analysis = analyze_deployment(
         document.data, document.file, manifest_path(document), config.catalog_dirs, config.max_scale_overhead
     )
-    return DocumentAnalysis(findings_from_facts(analysis.facts, document, context))
+    return DocumentAnalysis(outside + findings_from_facts(analysis.facts, document, context))
 
 
 def analyses_of(document: Document, config: Config, file: Optional[str] = None, path: Optional[Path] = None) -> List[Analysis]:
@@ -54,6 +65,8 @@ def analyses_of(document: Document, config: Config, file: Optional[str] = None, 
 
     `file` names the document in the analyses (default: the document's own name) and `path` is
     where relative `model.config` paths resolve from (default: the document's file)."""
+    document = _finite(document)
+    document, _ = contain_paths(document, config, path if path is not None else manifest_path(document))
     kind = manifest_kind(document.data)
     if kind == "Ablation":
         from kvlint.ablation.check import expand_for_capacity  # on use, as above
@@ -96,5 +109,6 @@ def deployment_analyses(paths: Sequence[str], config: Config) -> Tuple[List[Anal
                 continue
             missing = source.missing.get(document.index, ())
             problems.extend(f.one_line() for f in validate_document(document) if not covered_by_missing(f, missing))
+            problems.extend(f.one_line() for f in contain_paths(document, config, manifest_path(document))[1])
             analyses.extend(analyses_of(document, config))
     return analyses, problems

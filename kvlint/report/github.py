@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from kvlint.text import markdown_cell
+from kvlint.text import markdown_cell, printable
 
 from kvlint.findings import Finding
 from kvlint.report.text import summary_line
@@ -21,10 +21,15 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def escape_data(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A workflow command's message (as @actions/core escapes it): `%`, CR and LF encoded, so
+    input can never end the command's line and start another; other control characters are
+    shown as escapes (kvlint.text.printable) so they reach no terminal."""
+    value = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(value)
 
 
 def escape_property(value: str) -> str:
+    """A workflow command's property value: also `:` and `,`, which end a property."""
     return escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 

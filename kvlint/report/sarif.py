@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, Dict, List
+from urllib.parse import quote
 
 from kvlint import __version__
 from kvlint.rulebook import Rulebook
@@ -38,7 +39,8 @@ def artifact_location(file: str) -> Dict[str, Any]:
     path = PurePath(file)
     if path.is_absolute():
         return {"uri": Path(file).as_uri()}
-    return {"uri": path.as_posix(), "uriBaseId": "%SRCROOT%"}
+    # A relative URI reference (RFC 3986): spaces, `%`, `#`, `?` and non-ASCII are percent-encoded.
+    return {"uri": quote(path.as_posix(), safe="/"), "uriBaseId": "%SRCROOT%"}
 
 
 def format_sarif(result: CheckResult, rulebook: Rulebook) -> str:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
 from kvlint.findings import Finding
 from kvlint.rulebook import Rulebook
+from kvlint.text import escape_char, printable, safe_line
 
 if TYPE_CHECKING:  # type-only: the reporters must not load the pipeline they report on
     from kvlint.pipeline.check import CheckResult
@@ -34,26 +35,46 @@ def summary_line(result: CheckResult) -> str:
 
 def format_concise(result: CheckResult, rulebook: Optional[Rulebook] = None) -> str:
     lines = [
-        f"{f.file}:{f.line}:{f.column}: {f.code} [{f.severity}] {f.message}" for f in result.findings
+        safe_line(f"{printable(f.file)}:{f.line}:{f.column}: {f.code} [{f.severity}] {printable(f.message)}")
+        for f in result.findings
     ]
     lines.append(summary_line(result))
     return "\n".join(lines) + "\n"
 
 
+EXCERPT_WIDTH = 120  # source characters shown around the caret; a longer line is cut, with "…"
+
+
+def _shown(char: str) -> str:
+    return " " if char == "\t" else escape_char(char)
+
+
 def _source_excerpt(finding: Finding, source: List[str]) -> List[str]:
+    """The finding's source line with a caret under it. Input is echoed escaped (control
+    characters, bidi overrides), and a long line is cut to EXCERPT_WIDTH characters around the
+    caret, so a minified one-line file cannot flood the output."""
     if not source or finding.line < 1 or finding.line > len(source):
         return []
-    text = source[finding.line - 1].rstrip("\n").replace("\t", " ")
+    raw = source[finding.line - 1].rstrip("\n")
     gutter = len(str(finding.line))
+    start = min(max(finding.column - 1, 0), len(raw))
     width = 1
     if finding.end_line == finding.line and finding.end_column and finding.end_column > finding.column:
         width = finding.end_column - finding.column
-    width = max(1, min(width, max(1, len(text) - finding.column + 1)))
+    width = max(1, min(width, max(1, len(raw) - start)))
+    low, high = 0, len(raw)
+    if len(raw) > EXCERPT_WIDTH:
+        low = max(0, min(start - EXCERPT_WIDTH // 3, len(raw) - EXCERPT_WIDTH))
+        high = low + EXCERPT_WIDTH
+        width = max(1, min(width, high - start))
+    before = ("…" if low else "") + "".join(_shown(c) for c in raw[low:start])
+    marked = "".join(_shown(c) for c in raw[start:start + width])
+    after = "".join(_shown(c) for c in raw[start + width:high]) + ("…" if high < len(raw) else "")
     pad = " " * gutter
     return [
         f"{pad} |",
-        f"{finding.line} | {text}",
-        f"{pad} | {' ' * (finding.column - 1)}{'^' * width}",
+        f"{finding.line} | {before}{marked}{after}",
+        f"{pad} | {' ' * len(before)}{'^' * max(1, len(marked))}",
     ]
 
 
@@ -62,12 +83,12 @@ def format_full(result: CheckResult, rulebook: Rulebook) -> str:
     blocks: List[str] = []
     for finding in result.findings:
         block = [
-            f"{finding.file}:{finding.line}:{finding.column}: {finding.code} [{finding.severity}] "
-            f"{finding.name}: {finding.message}"
+            safe_line(f"{printable(finding.file)}:{finding.line}:{finding.column}: {finding.code} "
+                      f"[{finding.severity}] {finding.name}: {printable(finding.message)}")
         ]
         block.extend(_source_excerpt(finding, sources.get(finding.file, [])))
         for related in finding.related:
-            block.append(f"  = note: {related.message} at line {related.line}, column {related.column}")
+            block.append(f"  = note: {printable(related.message)} at line {related.line}, column {related.column}")
         rule = rulebook.get(finding.code)
         if rule is not None:
             help_text = " ".join(rule.remediation.split())

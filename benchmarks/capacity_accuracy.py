@@ -14,7 +14,10 @@ Prints one row per log and, per split (fit / holdout / all), the median and maxi
 percentage error of the pool and of the KV token count. `--json` prints the same as JSON.
 Output is deterministic (logs sorted by id, fixed rounding). Accuracy is reported, not asserted.
 
-    .venv/bin/python benchmarks/capacity_accuracy.py [--json] [--split fit|holdout]
+    .venv/bin/python benchmarks/capacity_accuracy.py [--json] [--split fit|holdout] [--fit-band]
+
+Band coverage: how often the logged pool and tokens lie inside kvlint's low..high band, per split.
+`--fit-band` prints the fit split's error ranges that size the band (kvlint/capacity/pool.py).
 """
 
 from __future__ import annotations
@@ -133,6 +136,7 @@ def compare(logs: List[dict], kvlint: List[str]) -> List[dict]:
         log_pool = logged.get("pool_gib")
         log_tokens = logged.get("kv_tokens")
         terms = pool_terms(entry) if entry else None
+        band = engine.get("band") or {}
         row = {
             "id": d["id"], "split": d["split"], "engine": d["manifest"]["engine"]["name"],
             "release": d["manifest"]["engine"]["version"], "gpu": d["manifest"]["hardware"]["gpu"],
@@ -143,7 +147,15 @@ def compare(logs: List[dict], kvlint: List[str]) -> List[dict]:
             "tokens_error_pct": pct(pred_tokens, log_tokens),
             "tokens_with_logged_pool": tokens_given,
             "tokens_error_pct_with_logged_pool": pct(tokens_given, log_tokens),
+            "band_pool_low_gib": gib(band.get("pool_low_bytes")),
+            "band_pool_high_gib": gib(band.get("pool_high_bytes")),
+            "band_tokens_low": band.get("kv_cache_tokens_low"),
+            "band_tokens_high": band.get("kv_cache_tokens_high"),
         }
+        if band and log_pool is not None:
+            row["pool_in_band"] = band["pool_low_bytes"] / GiB <= log_pool <= band["pool_high_bytes"] / GiB
+        if band and log_tokens is not None:
+            row["tokens_in_band"] = band["kv_cache_tokens_low"] <= log_tokens <= band["kv_cache_tokens_high"]
         if terms:
             row["kvlint_fraction"] = terms["fraction"]
             row["kvlint_device_gib"] = gib(terms["device"])
@@ -181,8 +193,37 @@ def summarize(rows: List[dict]) -> Dict[str, dict]:
             "pool": stats(r["pool_error_pct"] for r in chosen),
             "tokens": stats(r["tokens_error_pct"] for r in chosen),
             "tokens_with_logged_pool": stats(r["tokens_error_pct_with_logged_pool"] for r in chosen),
+            "band_coverage": {key: coverage(r.get(f"{key}_in_band") for r in chosen)
+                              for key in ("pool", "tokens")},
         }
     return out
+
+
+def coverage(flags) -> dict:
+    flags = [f for f in flags if f is not None]
+    return {"n": len(flags), "inside": sum(flags),
+            "pct": round(100.0 * sum(flags) / len(flags), 1) if flags else None}
+
+
+def fit_band(rows: List[dict], logs: List[dict]) -> dict:
+    """The error ranges the pool band in kvlint/capacity/pool.py rounds outwards, from the FIT split
+    only: the weights' relative error (logged weights against kvlint's) and what is left of the pool
+    error once the weights are accounted for (GiB)."""
+    logged = {d["id"]: d["logged"] for d in logs}
+    weights, other = [], []
+    for r in rows:
+        if r["split"] != "fit" or r.get("kvlint_weights_gib") in (None, 0) or r["predicted_pool_gib"] is None:
+            continue
+        log_w = logged[r["id"]].get("weights_gib")
+        if log_w is None:
+            continue
+        weights.append((log_w - r["kvlint_weights_gib"]) / r["kvlint_weights_gib"])
+        other.append(r["logged_pool_gib"] - r["predicted_pool_gib"] + (log_w - r["kvlint_weights_gib"]))
+    if not weights:
+        return {"n": 0}
+    return {"n": len(weights),
+            "weights_rel": [round(min(weights), 4), round(max(weights), 4)],
+            "other_gib": [round(min(other), 3), round(max(other), 3)]}
 
 
 def fmt(value, spec):
@@ -216,6 +257,13 @@ def print_table(rows: List[dict], summary: Dict[str, dict]) -> None:
             st = s[key]
             cells.append(f"{st['n']:>3} / {fmt(st['median_abs_pct'], '6.2f')}% / {fmt(st['max_abs_pct'], '7.2f')}%")
         print(f"{split:<8} {s['logs']:>4}  {cells[0]:>24}  {cells[1]:>24}  {cells[2]:>24}")
+    print()
+    print("band coverage (logged value inside kvlint's low..high band):")
+    for split, s in summary.items():
+        cov = s["band_coverage"]
+        print(f"{split:<8} pool {cov['pool']['inside']:>2}/{cov['pool']['n']:<2} "
+              f"({fmt(cov['pool']['pct'], '5.1f')}%)   tokens {cov['tokens']['inside']:>2}/{cov['tokens']['n']:<2} "
+              f"({fmt(cov['tokens']['pct'], '5.1f')}%)")
 
 
 def main(argv=None) -> int:
@@ -223,6 +271,8 @@ def main(argv=None) -> int:
     parser.add_argument("--json", action="store_true", help="print rows and summary as JSON")
     parser.add_argument("--split", choices=("fit", "holdout"), help="only this split")
     parser.add_argument("--logs-dir", type=Path, default=LOGS)
+    parser.add_argument("--fit-band", action="store_true",
+                        help="print the FIT split's error ranges the pool band is sized from")
     parser.add_argument("--kvlint", help="kvlint command, e.g. 'python -m kvlint' (default: the kvlint beside "
                         "this Python)")
     args = parser.parse_args(argv)
@@ -231,6 +281,9 @@ def main(argv=None) -> int:
     if args.split:
         logs = [d for d in logs if d["split"] == args.split]
     rows = compare(logs, find_kvlint(args.kvlint))
+    if args.fit_band:
+        print(json.dumps(fit_band(rows, logs), indent=2))
+        return 0
     summary = summarize(rows)
     if args.json:
         print(json.dumps({"rows": rows, "summary": summary}, indent=2, sort_keys=True))

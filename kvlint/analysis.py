@@ -110,40 +110,82 @@ def capacity_facts(capacity, facts: Dict[str, Any], data: Dict[str, Any], defaul
         )
     if capacity.sequence is not None:
         out["sequence_gib"] = round(capacity.sequence.bytes / 2**30, 2)
+    band = engine.band if engine is not None else None
     below: List[Dict[str, Any]] = []
+    uncertain: List[Dict[str, Any]] = []
     targets = facts.get("targets") or {}
     if out["startup_error"]:  # the engine would not start: KV608 says so, targets are moot
         out["below_targets"] = below
         return out
     conc, tokens = out["max_concurrency"], out["kv_cache_tokens"]
     max_len = engine.max_model_len if engine is not None else None
+    # The band's ends: (low, high) of concurrency and tokens; the central figure twice without one.
+    conc_ends = (band.concurrency_low, band.concurrency_high) if band else (conc, conc)
+    token_ends = (band.tokens_low, band.tokens_high) if band else (tokens, tokens)
     if conc is not None and max_len:
         # Gate on what the pool really holds: max_model_len-token sequences times their length.
         # vLLM >= 0.21 logs exactly this; before 0.21 its "GPU KV cache size" line undercounts
         # hybrid sliding-window models (vllm issue #40691), so the logged figure is not a plan.
         tokens = int(conc * max_len)
+        token_ends = tuple(int(c * max_len) for c in conc_ends)
         out["effective_tokens"] = tokens
         out["logged_tokens_differ"] = tokens != out["kv_cache_tokens"]
+    if band is not None:
+        out["band"] = {
+            "pool_low_gib": round(band.pool_low / 2**30, 2),
+            "pool_high_gib": round(band.pool_high / 2**30, 2),
+            "max_concurrency_low": round(band.concurrency_low, 2),
+            "max_concurrency_high": round(band.concurrency_high, 2),
+            "tokens_low": token_ends[0],
+            "tokens_high": token_ends[1],
+            "terms": "; ".join(band.terms),
+            "removed_by": band.removed_by,
+        }
+
+    def gate(target: str, want: Any, want_text: str, ends: Any, text: Any, **extra: str) -> None:
+        """Below target only when even the favourable end misses; inside the band: uncertain."""
+        low, high = ends
+        if low is None or high is None or low >= want:
+            return
+        item = {"target": target, "pointer": f"/targets/{target}", "want": want_text, **extra}
+        if high < want:
+            item["have"] = text(high)
+            item["band_note"] = (f" even at the favourable end of the estimated pool (set "
+                                 f"{band.removed_by} to remove the band)") if band else ""
+            below.append(item)
+        else:
+            item.update(low=text(low), high=text(high), terms="; ".join(band.terms) if band else "",
+                        removed_by=band.removed_by if band else "")
+            uncertain.append(item)
+
     want_conc = targets.get("min_concurrency")
     # Figures are formatted here, as the text shows them; the sentences are KV601's templates.
-    if isinstance(want_conc, (int, float)) and conc is not None and conc < want_conc:
-        below.append({"target": "min_concurrency", "pointer": "/targets/min_concurrency",
-                      "have": f"{conc:.2f}", "want": str(want_conc),
-                      "max_model_len": f"{facts['serving'].get('max_model_len'):,}"})
+    if isinstance(want_conc, (int, float)) and not isinstance(want_conc, bool) and conc is not None:
+        gate("min_concurrency", want_conc, str(want_conc), conc_ends, lambda v: f"{v:.2f}",
+             max_model_len=f"{facts['serving'].get('max_model_len'):,}")
     want_tokens = targets.get("min_kv_tokens")
-    if isinstance(want_tokens, int) and tokens is not None and tokens < want_tokens:
-        below.append({"target": "min_kv_tokens", "pointer": "/targets/min_kv_tokens",
-                      "have": f"{tokens:,}", "want": f"{want_tokens:,}"})
-    out["below_targets"] = below
+    if isinstance(want_tokens, int) and not isinstance(want_tokens, bool) and tokens is not None:
+        gate("min_kv_tokens", want_tokens, f"{want_tokens:,}", token_ends, lambda v: f"{v:,}")
     planned = targets.get("planned_kv_tokens")
-    if isinstance(planned, int) and tokens is not None and planned > tokens:
-        over = planned - tokens
-        out["overstated"] = {
-            "planned": planned,
-            "tokens": tokens,
-            "by": over,
-            "pct": round(100.0 * over / planned, 1),
-        }
+    if isinstance(planned, int) and not isinstance(planned, bool) and tokens is not None:
+        low, high = token_ends
+        if planned > high:
+            over = planned - high
+            out["overstated"] = {
+                "planned": planned,
+                "tokens": high,
+                "by": over,
+                "pct": round(100.0 * over / planned, 1),
+                "band_note": (f" even at the favourable end of the estimated pool (set "
+                              f"{band.removed_by} to remove the band)") if band else "",
+            }
+        elif planned > low:
+            uncertain.append({"target": "planned_kv_tokens", "pointer": "/targets/planned_kv_tokens",
+                              "want": f"{planned:,}", "low": f"{low:,}", "high": f"{high:,}",
+                              "terms": "; ".join(band.terms) if band else "",
+                              "removed_by": band.removed_by if band else ""})
+    out["below_targets"] = below
+    out["uncertain_targets"] = uncertain
     return out
 
 

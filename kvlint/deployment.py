@@ -175,6 +175,7 @@ class Deployment:
     env: Tuple[Tuple[str, str], ...] = ()
     # Engine knobs the capacity model needs, with their effective values.
     disable_hybrid_kv_cache_manager: bool = False
+    max_total_tokens: Optional[int] = None  # SGLang --max-total-tokens: caps the pool's tokens
     # How this engine release plans and logs its KV cache: the engine catalog's `defaults` and
     # available `features` at `modelled_release` (the release itself when the catalog knows it,
     # else the nearest catalogued one; `release_note` says so). Capacity reads release-dependent

@@ -180,7 +180,7 @@ def test_assumptions_say_when_gpu_memory_is_not_a_runtime_reading(tmp_path) -> N
     """nvidia-smi totals (vllm-project/vllm#10511) exceed what CUDA reports by about 0.4-0.8 GiB."""
     base = (
         "apiVersion: kvlint/v1\nkind: Deployment\nmetadata:\n  name: m\n"
-        "engine:\n  name: vllm\n  version: \"0.25.1\"\nhardware:\n  gpu: H100-SXM-80GB\n{memory}"
+        "engine:\n  name: vllm\n  version: \"0.25.1\"\nhardware:\n  gpu: H100-PCIE-80GB\n{memory}"
         "model:\n  name: meta-llama/Llama-3.1-8B-Instruct\nkv_cache:\n  dtype: auto\n"
     )
     catalog = json.loads(run_capacity(tmp_path, base.format(memory=""), "--format", "json").output)[0]

@@ -29,9 +29,14 @@ def test_sglang_fp4_and_page_floor():
 def test_sglang_swa_split():
     # full 12 * 2,048 = 24,576 B, swa 24,576 B; 40 GiB // 49,152 = 873,813 tokens;
     # full_tokens = int(873,813 * 49,152 / (24,576 + 0.8 * 24,576)) = 970,903.
-    e = compute(deployment(GPT_OSS_20B, "bf16", engine="sglang", version="0.5.2",
+    e = compute(deployment(GPT_OSS_20B, "bf16", engine="sglang", version="0.5.9",
                            max_model_len=131072)).engine
     assert e.kv_cache_tokens == 970_903
+    # SGLang 0.5.2 disables the hybrid SWA pool for gpt-oss (model_specific_adjustments): one pool
+    # for every layer, 40 GiB // 49,152 = 873,813 tokens.
+    e = compute(deployment(GPT_OSS_20B, "bf16", engine="sglang", version="0.5.2",
+                           max_model_len=131072)).engine
+    assert e.kv_cache_tokens == 873_813
 
 
 def test_trtllm_fp8_and_nvfp4():

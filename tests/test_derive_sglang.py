@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -97,19 +98,7 @@ GEOMETRY = {
                                              mla=(512, 64)),
 }
 
-SWA_DISABLED = ("SGLang 0.5.2 server_args.model_specific_adjustments sets disable_hybrid_swa_memory=True "
-                "for GptOssForCausalLM and Gemma2/Gemma3 (L2488, L2511): one pool for every layer, no "
-                "full/SWA split; kvlint splits by swa_full_tokens_ratio for any sliding model")
-MAX_TOTAL_TOKENS = ("SGLang caps max_total_num_tokens at --max-total-tokens (model_runner.py "
-                    "init_memory_pool); kvlint's SGLang capacity does not read max_total_tokens")
 KNOWN = {
-    "llama8b-h100-fp8-cap": MAX_TOTAL_TOKENS,
-    "gemma3-27b-h100-bf16": SWA_DISABLED,
-    "gemma3-27b-h100-fp8": SWA_DISABLED,
-    "gptoss20b-h100-bf16": SWA_DISABLED,
-    "gptoss20b-h100-fp8": SWA_DISABLED,
-    "gptoss120b-h100-bf16": SWA_DISABLED,
-    "gptoss120b-h100-bf16-cap": SWA_DISABLED,
 }
 
 
@@ -136,6 +125,8 @@ def test_kvlint_matches_sglang_0_5_2_pool(case):
     dep = deployment(GEOMETRY[inp["model"]](), fmt, engine="sglang", version="0.5.2", tp=inp["tp"],
                      kv_cache_memory=pool_bytes, block_size=case["server_args"]["page_size"],
                      max_model_len=4096)
+    # --max-total-tokens caps the pool (model_runner.py init_memory_pool): serving.max_total_tokens
+    dep = replace(dep, max_total_tokens=inp.get("max_total_tokens"))
     e = compute(dep).engine
     assert e.groups[0].bytes_per_token == prof["cell_size"]  # same cell size as SGLang
     assert e.kv_cache_tokens == got["max_total_num_tokens"]
@@ -148,3 +139,20 @@ def test_sglang_pool_data_is_sglangs_own_arithmetic():
         rest = prof["available_gpu_memory"] - prof["total_gpu_memory"] * (1 - case["input"]["mfs"])
         assert abs(rest - prof["rest_memory"]) < 1e-9
         assert prof["max_num_token"] == int(prof["rest_memory"] * (1 << 30) // prof["cell_size"])
+
+
+@pytest.mark.parametrize("release", ["0.4.10.post2", "0.5.1", "0.5.2"])
+def test_default_mem_fraction_static_is_sglangs(release):
+    """kvlint's default mem_fraction_static (the catalog's reserve tiers) equals the value SGLang
+    itself computed for every memory size and TP in the derived table."""
+    from capacity_factories import H100
+
+    doc = json.loads((REPO / "rules" / "catalog" / "derived" / "sglang" / f"{release}.json").read_text())
+    for key, got in sorted(doc["defaults"].items()):
+        gib, tp = key.split("GB_tp")
+        dev = deployment(GEOMETRY["meta-llama/Llama-3.1-8B-Instruct"](), engine="sglang", version=release,
+                         tp=int(tp), kv_cache_memory=None, gpu=replace(H100, memory_bytes=int(gib) << 30),
+                         weights=1 << 30)
+        result = compute(dev)
+        note = next(a for a in result.assumptions if a.startswith("mem_fraction_static defaulted"))
+        assert f"'s {got['mem_fraction_static']} " in note, (key, note)

@@ -7,6 +7,7 @@ on a Deployment with unknown pieces: what cannot be computed is None, and why is
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import List, Optional, Tuple
 
 from kvlint.capacity.layout import (
@@ -17,8 +18,9 @@ from kvlint.capacity.layout import (
     sequence,
     static_scales,
 )
-from kvlint.capacity.pool import PoolEstimate, sglang_pool, trtllm_pool, vllm_pool
+from kvlint.capacity.pool import GiB, PoolEstimate, sglang_pool, trtllm_pool, vllm_pool
 from kvlint.capacity.result import (
+    CapacityBand,
     CapacityResult,
     Difference,
     EngineCapacity,
@@ -28,6 +30,7 @@ from kvlint.capacity.vllm import vllm_capacity
 from kvlint.deployment import Deployment
 
 __all__ = [
+    "CapacityBand",
     "CapacityResult",
     "Difference",
     "EngineCapacity",
@@ -39,23 +42,43 @@ __all__ = [
 def _engine(deployment: Deployment, notes: List[str]) -> Optional[EngineCapacity]:
     if deployment.engine == "vllm":
         pool: PoolEstimate = vllm_pool(deployment)
-        notes.extend(pool.assumptions)
-        return vllm_capacity(deployment, pool, notes)
-    if deployment.engine == "sglang":
+        account = vllm_capacity
+    elif deployment.engine == "sglang":
         # Each engine's accounting is imported on use (start-up time): a run needs one or two.
         from kvlint.capacity.sglang import sglang_capacity
 
-        pool = sglang_pool(deployment)
-        notes.extend(pool.assumptions)
-        return sglang_capacity(deployment, pool, notes)
-    if deployment.engine == "tensorrt-llm":
+        pool, account = sglang_pool(deployment), sglang_capacity
+    elif deployment.engine == "tensorrt-llm":
         from kvlint.capacity.trtllm import trtllm_capacity  # on use, as above
 
-        pool = trtllm_pool(deployment)
-        notes.extend(pool.assumptions)
-        return trtllm_capacity(deployment, pool, notes)
-    notes.append(f"engine {deployment.engine!r} has no capacity model")
-    return None
+        pool, account = trtllm_pool(deployment), trtllm_capacity
+    else:
+        notes.append(f"engine {deployment.engine!r} has no capacity model")
+        return None
+    notes.extend(pool.assumptions)
+    engine = account(deployment, pool, notes)
+    if engine is None:
+        return None
+    engine = replace(engine, fraction=pool.gpu_memory_utilization, pool_terms=pool.terms)
+    if pool.band is None or engine.startup_error is not None:
+        return engine
+    # The same accounting at both ends of the pool's band (tokens are monotone in the pool).
+    ends = [account(deployment, replace(pool, pool_bytes=end, band=None), [])
+            for end in (pool.band.low, pool.band.high)]
+    if any(end is None for end in ends):
+        return engine
+    low, high = ends
+    band = CapacityBand(
+        pool_low=pool.band.low, pool_high=pool.band.high,
+        tokens_low=low.kv_cache_tokens, tokens_high=high.kv_cache_tokens,
+        concurrency_low=low.max_concurrency, concurrency_high=high.max_concurrency,
+        terms=pool.band.terms)
+    notes.append(
+        f"the pool is estimated: {pool.band.low / GiB:.2f}..{pool.band.high / GiB:.2f} GiB per GPU "
+        f"({low.kv_cache_tokens:,}..{high.kv_cache_tokens:,} tokens) from "
+        + "; ".join(pool.band.terms)
+        + ". Setting memory.kv_cache_memory (vLLM logs it as 'Available KV cache memory') removes the band")
+    return replace(engine, band=band)
 
 
 def _differences(pt: Optional[PerTokenBytes], seq: Optional[SequenceBytes],

@@ -22,10 +22,51 @@ MiB = 1 << 20
 # Default non-KV memory estimates per GPU (bytes). These are planning defaults, not measurements:
 # the real figure is what the engine profiles at start-up (activation peak at
 # max_num_batched_tokens, non-torch allocations such as NCCL buffers, CUDA graphs).
-VLLM_NON_KV_ESTIMATE = 2 * GiB  # profiled activation peak + non-torch memory
-VLLM_CUDAGRAPH_ESTIMATE = 1 * GiB  # subtracted from the KV budget from 0.20 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1)
+#
+# vLLM's profiled non-KV memory has three parts, each sized from the FIT split of
+# benchmarks/capacity_logs (vLLM's own "torch peak memory increase", "non-torch memory increase"
+# and "CUDA graph memory" lines; the holdout split was not used):
+# * the activation peak of the profiling run, which runs max_num_batched_tokens tokens (fit logs at
+#   8,192: 1.89-3.94 GiB, median 2.29), scaled linearly with max_num_batched_tokens (the L4 fit log
+#   at 2,048 leaves about 0.5 GiB), never below the floor;
+VLLM_ACTIVATION_ESTIMATE = int(2.25 * GiB)
+VLLM_ACTIVATION_TOKENS = 8192
+VLLM_ACTIVATION_FLOOR = int(0.5 * GiB)
+# * non-torch memory: 0.24-0.27 GiB on one GPU, 2.09-2.17 GiB under tensor parallelism on H100,
+#   where NCCL allocates its NVLink SHARP (NVLS, SM90+) buffers (fit logs: 4 at tp=1, 2 H100 logs at
+#   tp=2/4; the A100 fit logs at tp=2/4 show no such jump);
+VLLM_NON_TORCH_ESTIMATE = int(0.25 * GiB)
+VLLM_NON_TORCH_TP_ESTIMATE = int(2.1 * GiB)
+# * CUDA-graph memory, subtracted from the KV budget from 0.20 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1;
+#   fit logs: 0.86-1.61 GiB, median 0.94).
+VLLM_CUDAGRAPH_ESTIMATE = 1 * GiB
+VLLM_NON_KV_ESTIMATE = VLLM_ACTIVATION_ESTIMATE + VLLM_NON_TORCH_ESTIMATE  # one GPU, before CUDA graphs
 SGLANG_NON_KV_ESTIMATE = 512 * MiB  # CUDA context / NCCL outside the mem_fraction_static budget
 TRTLLM_NON_KV_ESTIMATE = 2 * GiB  # peak activations during TensorRT-LLM's profiling run
+
+
+# How far an estimated pool can be off (docs/capacity.md "How sure is the pool?"). Sized from the
+# FIT split of benchmarks/capacity_logs only (`benchmarks/capacity_accuracy.py --fit-band` prints
+# the ranges these constants round outwards); the holdout split only reports coverage.
+# * weights: the checkpoint's real per-GPU weight memory against params x nominal dtype (embeddings
+#   and norms kept in 16 bit, quantization scales, MoE experts at another dtype): fit range
+#   +0.0% .. +13.4% (gpt-oss-120b's MXFP4 checkpoint at the top).
+BAND_WEIGHTS_LOW = -0.01
+BAND_WEIGHTS_HIGH = 0.14
+# * everything else the formula estimates (device total x fraction, non-KV memory, CUDA graphs,
+#   the engine's default fraction): what is left of the fit errors after the weights, in GiB of pool
+#   (fit range -1.70 .. +0.37 GiB; + means the engine had more pool than predicted).
+BAND_OTHER_LOW_GIB = -1.75
+BAND_OTHER_HIGH_GIB = 0.4
+
+
+@dataclass(frozen=True)
+class PoolBand:
+    """The range the real pool is expected in, and the estimated terms it comes from."""
+
+    low: int
+    high: int
+    terms: Tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -33,6 +74,27 @@ class PoolEstimate:
     pool_bytes: Optional[int]  # None when it cannot be computed; may be <= 0 (pool exhausted)
     assumptions: Tuple[str, ...]
     gpu_memory_utilization: Optional[float] = None
+    band: Optional[PoolBand] = None  # None when the pool is given (memory.kv_cache_memory)
+    # The formula's terms in bytes per GPU (device, weights, non_kv, and where estimated
+    # activation, non_torch, cuda_graphs), for `kvlint capacity --from-log`.
+    terms: Tuple[Tuple[str, int], ...] = ()
+
+
+def _band(pool: int, weights: int, non_kv_given: bool) -> PoolBand:
+    """Low and high pool from the estimated terms' fitted error ranges (constants above)."""
+    terms = []
+    low = high = 0.0
+    if weights > 0:
+        w_low, w_high = -weights * BAND_WEIGHTS_HIGH, -weights * BAND_WEIGHTS_LOW
+        low, high = low + w_low, high + w_high
+        terms.append(f"weights {weights / GiB:.2f} GiB per GPU taken as params x dtype; the "
+                     f"checkpoint may load {BAND_WEIGHTS_LOW * 100:+.0f}%..{BAND_WEIGHTS_HIGH * 100:+.0f}% "
+                     f"of that (pool {w_low / GiB:+.2f}..{w_high / GiB:+.2f} GiB)")
+    if not non_kv_given:
+        low, high = low + BAND_OTHER_LOW_GIB * GiB, high + BAND_OTHER_HIGH_GIB * GiB
+        terms.append(f"non-KV memory and the device budget are estimates (pool "
+                     f"{BAND_OTHER_LOW_GIB:+.2f}..{BAND_OTHER_HIGH_GIB:+.2f} GiB)")
+    return PoolBand(int(pool + low), int(pool + high), tuple(terms))
 
 
 def _weights_per_gpu(deployment: Deployment, notes: List[str]) -> Optional[int]:
@@ -96,6 +158,22 @@ def _minor(version: Optional[str]) -> str:
     return ".".join((version or "?").split(".")[:2])
 
 
+def default_max_num_batched_tokens(deployment: Deployment) -> Optional[int]:
+    """The `vllm serve` default for this GPU: the first tier of the catalog's
+    `max_num_batched_tokens` default whose memory floor the GPU reaches and whose excluded GPUs
+    it is not (vllm/engine/arg_utils.py). None when the catalog gives no tiers."""
+    tiers = (deployment.release_default("max_num_batched_tokens") or {}).get("tiers") or ()
+    gib = (deployment.memory.device_memory_bytes or 0) / GiB
+    gpu_id = (deployment.gpu.id if deployment.gpu else "").lower()
+    for tier in tiers:
+        if gib < tier.get("min_memory_gib", 0):
+            continue
+        if any(str(excluded).lower() in gpu_id for excluded in tier.get("exclude_gpus", ())):
+            continue
+        return int(tier["serve"])
+    return None
+
+
 def vllm_pool(deployment: Deployment) -> PoolEstimate:
     """vLLM `determine_available_memory`: ceil(total * gmu) - non_kv_cache_memory - cudagraph.
 
@@ -119,12 +197,26 @@ def vllm_pool(deployment: Deployment) -> PoolEstimate:
         return PoolEstimate(None, tuple(notes) + ("model weight size unknown: the KV pool "
                                                   "cannot be computed",), gmu)
     non_kv = deployment.memory.non_kv_memory
+    non_kv_given = non_kv is not None
+    parts: List[Tuple[str, int]] = []
     if non_kv is None:
-        non_kv = VLLM_NON_KV_ESTIMATE
-        text = (f"non_kv_memory estimated as {non_kv / GiB:g} GiB per GPU (activation peak and "
-                f"non-torch memory; vLLM profiles the real value at start-up)")
+        cc = deployment.gpu.compute_capability if deployment.gpu else None
+        nvls = deployment.tensor_parallel > 1 and cc is not None and cc >= (9, 0)
+        non_torch = VLLM_NON_TORCH_TP_ESTIMATE if nvls else VLLM_NON_TORCH_ESTIMATE
+        mnbt = deployment.max_num_batched_tokens or default_max_num_batched_tokens(deployment) \
+            or VLLM_ACTIVATION_TOKENS
+        activation = max(VLLM_ACTIVATION_FLOOR,
+                         int(VLLM_ACTIVATION_ESTIMATE * mnbt / VLLM_ACTIVATION_TOKENS))
+        non_kv = activation + non_torch
+        parts = [("activation", activation), ("non_torch", non_torch)]
+        text = (f"non_kv_memory estimated as {non_kv / GiB:.2f} GiB per GPU: activation peak "
+                f"{activation / GiB:.2f} GiB at max_num_batched_tokens {mnbt:,} and non-torch memory "
+                f"{non_torch / GiB:g} GiB"
+                f"{' (NCCL buffers of tensor parallelism on SM90+)' if nvls else ''}; vLLM profiles "
+                "the real value at start-up")
         if deployment.memory.cuda_graphs_in_budget:
             non_kv += VLLM_CUDAGRAPH_ESTIMATE
+            parts.append(("cuda_graphs", VLLM_CUDAGRAPH_ESTIMATE))
             text += (f" plus {VLLM_CUDAGRAPH_ESTIMATE / GiB:g} GiB of CUDA-graph memory, which "
                      "vLLM >= 0.20 subtracts from the KV budget")
         notes.append(text)
@@ -134,7 +226,8 @@ def vllm_pool(deployment: Deployment) -> PoolEstimate:
         f"KV pool = ceil({device:,} B x {gmu}) - {weights:,} B weights - {non_kv:,} B non-KV "
         f"= {pool:,} B per GPU"
     )
-    return PoolEstimate(pool, tuple(notes), gmu)
+    terms = (("device", device), ("weights", weights), ("non_kv", non_kv), *parts)
+    return PoolEstimate(pool, tuple(notes), gmu, _band(pool, weights, non_kv_given), terms)
 
 
 def sglang_mem_fraction_static(device_bytes: int, tp: int, pp: int) -> float:
@@ -158,6 +251,18 @@ def sglang_mem_fraction_static(device_bytes: int, tp: int, pp: int) -> float:
     return round((gpu_mb - reserved) / gpu_mb, 3)
 
 
+def sglang_reserve_fraction(device_bytes: int, parallel: int, tiers) -> Optional[float]:
+    """SGLang's default mem_fraction_static from the catalog's reserve tiers
+    (`mem_fraction_static_reserve`): reserve base + per_rank x tp x pp GiB by memory tier."""
+    gpu_mb = device_bytes / MiB
+    for tier in tiers:
+        if "below_gib" in tier and gpu_mb >= tier["below_gib"] * 1024:
+            continue
+        reserved = (tier["base_gib"] + tier["per_rank_gib"] * parallel) * 1024
+        return round((gpu_mb - reserved) / gpu_mb, 3)
+    return None
+
+
 def sglang_pool(deployment: Deployment) -> PoolEstimate:
     """SGLang `profile_max_num_token`: rest = available_after_weights - total * (1 - mfs),
     i.e. total * mem_fraction_static - weights - runtime memory (python/sglang/srt/model_executor/model_runner.py)."""
@@ -165,6 +270,12 @@ def sglang_pool(deployment: Deployment) -> PoolEstimate:
     if settled is not None:
         return settled
     mfs = deployment.memory.gpu_memory_utilization
+    tiers = (deployment.release_default("mem_fraction_static_reserve") or {}).get("tiers")
+    if mfs is None and tiers:
+        parallel = deployment.tensor_parallel * deployment.pipeline_parallel
+        mfs = sglang_reserve_fraction(device, parallel, tiers)
+        notes.append(f"mem_fraction_static defaulted to SGLang {deployment.engine_version}'s {mfs} "
+                     f"(its reserve for this GPU's memory tier at tp x pp = {parallel})")
     if mfs is None:
         mfs = sglang_mem_fraction_static(device, deployment.tensor_parallel,
                                          deployment.pipeline_parallel)
@@ -176,6 +287,7 @@ def sglang_pool(deployment: Deployment) -> PoolEstimate:
         return PoolEstimate(None, tuple(notes) + ("model weight size unknown: the KV pool "
                                                   "cannot be computed",), mfs)
     non_kv = deployment.memory.non_kv_memory
+    non_kv_given = non_kv is not None
     if non_kv is None:
         non_kv = SGLANG_NON_KV_ESTIMATE
         notes.append(f"non_kv_memory estimated as {non_kv / MiB:g} MiB per GPU (CUDA context and "
@@ -184,7 +296,8 @@ def sglang_pool(deployment: Deployment) -> PoolEstimate:
     pool = int(device * mfs) - weights - non_kv
     notes.append(f"KV pool = {device:,} B x {mfs} - {weights:,} B weights - {non_kv:,} B non-KV "
                  f"= {pool:,} B per GPU")
-    return PoolEstimate(pool, tuple(notes), mfs)
+    return PoolEstimate(pool, tuple(notes), mfs, _band(pool, weights, non_kv_given),
+                        (("device", device), ("weights", weights), ("non_kv", non_kv)))
 
 
 def trtllm_pool(deployment: Deployment) -> PoolEstimate:
@@ -205,6 +318,7 @@ def trtllm_pool(deployment: Deployment) -> PoolEstimate:
         return PoolEstimate(None, tuple(notes) + ("model weight size unknown: the KV pool "
                                                   "cannot be computed",), fraction)
     non_kv = deployment.memory.non_kv_memory
+    non_kv_given = non_kv is not None
     if non_kv is None:
         non_kv = TRTLLM_NON_KV_ESTIMATE
         notes.append(f"non_kv_memory estimated as {non_kv / GiB:g} GiB per GPU (peak activations "
@@ -213,4 +327,5 @@ def trtllm_pool(deployment: Deployment) -> PoolEstimate:
     pool = int(free * fraction) if free > 0 else free
     notes.append(f"KV pool = ({device:,} B - {weights:,} B weights - {non_kv:,} B non-KV) x "
                  f"{fraction} = {pool:,} B per GPU")
-    return PoolEstimate(pool, tuple(notes), fraction)
+    return PoolEstimate(pool, tuple(notes), fraction, _band(pool, weights, non_kv_given),
+                        (("device", device), ("weights", weights), ("non_kv", non_kv)))

@@ -39,6 +39,32 @@ class LayerGroupCapacity:
 
 
 @dataclass(frozen=True)
+class CapacityBand:
+    """The range an estimated pool and what it holds may really be in (low end, high end)."""
+
+    pool_low: int
+    pool_high: int
+    tokens_low: int
+    tokens_high: int
+    concurrency_low: float
+    concurrency_high: float
+    terms: Tuple[str, ...]  # which estimated terms the band comes from, and by how much
+    removed_by: str = "memory.kv_cache_memory"
+
+    def to_json(self) -> Dict[str, Any]:
+        return {
+            "pool_low_bytes": self.pool_low,
+            "pool_high_bytes": self.pool_high,
+            "kv_cache_tokens_low": self.tokens_low,
+            "kv_cache_tokens_high": self.tokens_high,
+            "max_concurrency_low": self.concurrency_low,
+            "max_concurrency_high": self.concurrency_high,
+            "terms": list(self.terms),
+            "removed_by": self.removed_by,
+        }
+
+
+@dataclass(frozen=True)
 class EngineCapacity:
     """`engine` of the capacity JSON: what the engine allocates and reports on one GPU."""
 
@@ -58,6 +84,9 @@ class EngineCapacity:
     naive_tokens: Optional[int] = None  # pool / dtype-only bytes per token on this GPU
     startup_error: Optional[str] = None  # the engine would refuse this configuration
     fits_one_sequence: Optional[bool] = None
+    band: Optional[CapacityBand] = None  # None when the pool is given, not estimated
+    fraction: Optional[float] = None  # the memory fraction the pool formula used
+    pool_terms: Tuple[Tuple[str, int], ...] = ()  # the pool formula's terms, bytes per GPU
 
     @property
     def pool_exhausted(self) -> bool:
@@ -88,6 +117,9 @@ class EngineCapacity:
             "pool_exhausted": self.pool_exhausted,
             "startup_error": self.startup_error,
             "groups": [g.to_json() for g in self.groups],
+            "band": self.band.to_json() if self.band else None,
+            "memory_fraction": self.fraction,
+            "pool_terms": dict(self.pool_terms),
         }
 
 

@@ -39,6 +39,12 @@ def sglang_capacity(deployment: Deployment, pool: PoolEstimate,
         notes.append(f"context length defaulted to max_position_embeddings ({max_model_len})")
     has_swa = any(p.geometry.kind == "sliding" for p in deployment.layers)
     ratio = DEFAULT_SWA_FULL_TOKENS_RATIO
+    disabled_for = deployment.release_default("hybrid_swa_memory_disabled_for") or ()
+    name = deployment.model.name.lower()
+    if has_swa and any(str(family).lower() in name for family in disabled_for):
+        has_swa = False
+        notes.append(f"SGLang {deployment.engine_version} disables the hybrid SWA pool for this "
+                     "model family: every layer, sliding or not, holds every token in one pool")
     if has_swa:
         notes.append(f"SGLang hybrid SWA pool assumed with swa_full_tokens_ratio {ratio}; "
                      "kv_cache_tokens counts the full-attention pool")
@@ -64,12 +70,17 @@ def sglang_capacity(deployment: Deployment, pool: PoolEstimate,
             full_tokens = int(max_tokens * cell / (full + ratio * swa))
         else:
             full_tokens = max_tokens
+        if deployment.max_total_tokens is not None and deployment.max_total_tokens < full_tokens:
+            full_tokens = deployment.max_total_tokens  # init_memory_pool: min(profiled, --max-total-tokens)
         full_tokens = full_tokens // page * page
         if best is None or full_tokens < best[1]:
             best = (stage_index, full_tokens, cell, naive, plans)
     if best is None:
         return None
     stage_index, tokens, cell, naive, plans = best
+    if deployment.max_total_tokens is not None and tokens == deployment.max_total_tokens // page * page:
+        notes.append(f"serving.max_total_tokens caps the pool at {deployment.max_total_tokens:,} tokens "
+                     "(SGLang --max-total-tokens)")
     concurrency = tokens / max_model_len if max_model_len else 0.0
     group = LayerGroupCapacity(
         kind="full", window=None, layers=tuple(p.geometry.index for p in plans), padding_layers=0,

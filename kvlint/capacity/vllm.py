@@ -36,7 +36,7 @@ from kvlint.capacity.layout import (
     naive_token_bytes,
     requested_format,
 )
-from kvlint.capacity.pool import GiB, PoolEstimate
+from kvlint.capacity.pool import GiB, PoolEstimate, default_max_num_batched_tokens
 from kvlint.capacity.result import EngineCapacity, LayerGroupCapacity
 from kvlint.deployment import Deployment, LayerPlan
 
@@ -88,22 +88,6 @@ def pp_layer_ranges(num_layers: int, pp: int) -> List[Tuple[int, int]]:
         ranges.append((start, start + size))
         start += size
     return ranges
-
-
-def default_max_num_batched_tokens(deployment: Deployment) -> Optional[int]:
-    """The `vllm serve` default for this GPU: the first tier of the catalog's
-    `max_num_batched_tokens` default whose memory floor the GPU reaches and whose excluded GPUs
-    it is not (vllm/engine/arg_utils.py). None when the catalog gives no tiers."""
-    tiers = (deployment.release_default("max_num_batched_tokens") or {}).get("tiers") or ()
-    gib = (deployment.memory.device_memory_bytes or 0) / GiB
-    gpu_id = (deployment.gpu.id if deployment.gpu else "").lower()
-    for tier in tiers:
-        if gib < tier.get("min_memory_gib", 0):
-            continue
-        if any(str(excluded).lower() in gpu_id for excluded in tier.get("exclude_gpus", ())):
-            continue
-        return int(tier["serve"])
-    return None
 
 
 def inflight_tokens(deployment: Deployment, notes: List[str]) -> int:

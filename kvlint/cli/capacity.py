@@ -16,8 +16,10 @@ from kvlint.config import load_config
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", help="Readable table or JSON.")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False), help="Write to a file instead of stdout.")
+@click.option("--from-log", "from_log", type=click.Path(dir_okay=False),
+              help="A vLLM or SGLang start-up log: show the prediction against what the engine logged, term by term.")
 @config_option
-def capacity(paths, fmt, output_file, config_path):
+def capacity(paths, fmt, output_file, config_path, from_log):
     """Print the corrected KV capacity of each manifest."""
     # Imported on use: only the capacity-like commands resolve deployments.
     from kvlint.pipeline.documents import deployment_analyses
@@ -26,6 +28,9 @@ def capacity(paths, fmt, output_file, config_path):
     analyses, problems = deployment_analyses(paths, config)
     for problem in problems:
         click.echo(f"kvlint capacity: {problem}", err=True)
+    if from_log is not None:
+        _from_log(analyses, from_log, fmt, output_file)
+        sys.exit(EXIT_FINDINGS if problems else EXIT_OK)
     if fmt == "json":
         documents = []
         for analysis in analyses:
@@ -55,3 +60,22 @@ def capacity(paths, fmt, output_file, config_path):
                 blocks.append(render_capacity_text([analysis.capacity]))
         write_output("\n".join(blocks), output_file)
     sys.exit(EXIT_FINDINGS if problems else EXIT_OK)
+
+
+def _from_log(analyses: List[Any], log_path: str, fmt: str, output_file) -> None:
+    """Each manifest's prediction beside the start-up log's figures (`--from-log`)."""
+    from kvlint.capacity.startup_log import parse_startup_log
+    from kvlint.errors import UsageError
+    from kvlint.report.log_compare import compare_with_log, render_log_comparison
+
+    try:
+        with open(log_path, encoding="utf-8", errors="replace") as f:
+            log = parse_startup_log(f.read())
+    except OSError as exc:
+        raise UsageError(f"--from-log {log_path}: {exc.strerror or exc}") from None
+    results = [compare_with_log(a.capacity, a.deployment, log)
+               for a in analyses if a.capacity is not None]
+    if fmt == "json":
+        write_output(json.dumps(results, indent=2) + "\n", output_file)
+    else:
+        write_output("\n".join(render_log_comparison(r) for r in results), output_file)

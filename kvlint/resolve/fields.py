@@ -201,5 +201,6 @@ def build_deployment(
         targets=targets(data),
         env=tuple(sorted((str(k), str(v)) for k, v in env.items())),
         disable_hybrid_kv_cache_manager=bool(options.get("disable_hybrid_kv_cache_manager", False)),
+        max_total_tokens=get(data, "serving", "max_total_tokens", kind=int, lo=1),
         **(release_behaviour or {}),
     )

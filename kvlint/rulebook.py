@@ -265,6 +265,134 @@ def rule_files(directory: Path) -> List[Path]:
     return sorted(p for p in directory.glob("*.yaml") if p.is_file())
 
 
+# --- known engine defects (rules/defects/*.yaml), evaluated as KV8xx rules ----------------------
+
+DEFECTS_SUBDIR = "defects"
+
+_ENGINE_LABELS = {"vllm": "vLLM", "sglang": "SGLang", "tensorrt-llm": "TensorRT-LLM"}
+_SYMPTOMS = {
+    "startup-crash": "the engine fails at start-up or warm-up",
+    "silent-wrong-output": "the output is silently wrong",
+    "silent-capacity-loss": "KV capacity is silently lost",
+    "silent-fallback": "a setting is silently not applied",
+    "wrong-log-figure": "a logged figure is wrong; serving is unaffected",
+}
+_ESTABLISHED = {
+    "reproduced": "reproduced",
+    "fixed-upstream": "confirmed by the upstream fix",
+    "code-reading": "established by reading the released code only, not reproduced",
+    "reported-open": "reported upstream and still open, not reproduced by kvlint",
+}
+
+
+def defect_files(directory: Optional[Path] = None) -> List[Path]:
+    """The known-defect files: rules/defects/*.yaml."""
+    return rule_files((directory or rules_dir()) / DEFECTS_SUBDIR)
+
+
+def code_url(location: Mapping[str, str]) -> str:
+    """A GitHub link to a released-code location {repo, path, release}."""
+    return f"https://github.com/{location['repo']}/blob/{location['release']}/{location['path']}"
+
+
+def defect_evidence_link(data: Mapping[str, Any]) -> str:
+    """The one link a defect finding names: the fix, else the issue (the issue first while the
+    defect is open), else the released code."""
+    evidence = data.get("evidence") or {}
+    # an open defect's pull requests are attempts: its issue says more
+    for key in ("fixes", "issues") if data.get("fixed_in") else ("issues", "fixes"):
+        if evidence.get(key):
+            return evidence[key][0]
+    return code_url(evidence["code"][0])
+
+
+def defect_releases(data: Mapping[str, Any]) -> str:
+    """"vLLM >=0.25,<0.28, fixed in 0.28.0" or "SGLang >=0.5.2, not fixed"."""
+    engine = _ENGINE_LABELS.get(data["engine"], data["engine"])
+    fixed = f"fixed in {data['fixed_in']}" if data.get("fixed_in") else "no fixed release"
+    return f"{engine} {data['affected'].replace(' ', '')} ({fixed})"
+
+
+def defect_remedy(data: Mapping[str, Any]) -> str:
+    remedy = data["remedy"]
+    engine = _ENGINE_LABELS.get(data["engine"], data["engine"])
+    parts = []
+    if remedy.get("upgrade"):
+        parts.append(f"upgrade to {engine} {remedy['upgrade']} or later")
+    if remedy.get("configuration"):
+        parts.append(remedy["configuration"].strip().rstrip("."))
+    return "; or ".join(parts)
+
+
+def defect_established(data: Mapping[str, Any]) -> str:
+    """How the defect is known, as the finding says it."""
+    if data["established"] == "fixed-upstream" and data.get("fixed_in"):
+        return f"confirmed by the upstream fix in {data['fixed_in']}"
+    return _ESTABLISHED[data["established"]]
+
+
+def _defect_message(data: Mapping[str, Any]) -> Union[str, Mapping[str, Any]]:
+    """The finding's template (or one per case), framed by the defect's id, releases, evidence and remedy."""
+
+    def framed(finding: str) -> str:
+        return (
+            f"known defect {data['id']}: {finding.strip().rstrip('.')}. "
+            f"Affects {defect_releases(data)}; {defect_established(data)}; "
+            f"see {defect_evidence_link(data)}. Remedy: {defect_remedy(data)}"
+        )
+
+    finding = data["finding"]
+    if isinstance(finding, str):
+        return framed(finding)
+    message: Dict[str, Any] = {"select": finding["select"],
+                               "cases": {key: framed(text) for key, text in finding["cases"].items()}}
+    if finding.get("default"):
+        message["default"] = framed(finding["default"])
+    return message
+
+
+def _defect_sources(data: Mapping[str, Any]) -> Tuple[Mapping[str, str], ...]:
+    evidence = data["evidence"]
+    sources: List[Mapping[str, str]] = []
+    sources += [{"url": url, "note": "fix"} for url in evidence.get("fixes", ())]
+    sources += [{"url": url, "note": "issue"} for url in evidence.get("issues", ())]
+    sources += [dict(location) for location in evidence.get("code", ())]
+    return tuple(sources)
+
+
+def rule_from_defect(data: Mapping[str, Any], path: str) -> Rule:
+    """A known-defect file as a facts-stage rule: applies to the affected releases of its engine,
+    fires on its trigger, and says which defect, which releases, the evidence and the remedy."""
+    engine = _ENGINE_LABELS.get(data["engine"], data["engine"])
+    rationale = (
+        f"{data['description'].strip()}\n\n"
+        f"- **Defect:** {data['id']} ({data['title'].strip()})\n"
+        f"- **Affected releases:** {defect_releases(data)}\n"
+        f"- **Symptom:** {data['symptom']}: {_SYMPTOMS[data['symptom']]}\n"
+        f"- **Established:** {data['established']}: {defect_established(data)}\n"
+        f"- **Severity policy:** [known defects](../defects.md)"
+    )
+    return Rule(
+        code=data["code"],
+        name=data["name"],
+        severity=data["severity"],
+        summary=f"{data['id']}: {data['title'].strip()} ({engine} {data['affected'].replace(' ', '')}).",
+        rationale=rationale,
+        remediation=defect_remedy(data)[:1].upper() + defect_remedy(data)[1:] + ".",
+        sources=_defect_sources(data),
+        message=_defect_message(data),
+        stage="facts",
+        engines=(data["engine"],),
+        versions=data["affected"],
+        kinds=("Deployment",),
+        condition=data["trigger"],
+        pointer=data.get("pointer", ""),
+        examples=tuple(data.get("examples", ())),
+        path=path,
+        builtin=True,
+    )
+
+
 @lru_cache(maxsize=8)
 def load_rulebook(extra_dirs: Tuple[str, ...] = ()) -> Rulebook:
     """Built-in rules (validated by the test suite) plus organisation rules (validated here)."""
@@ -278,6 +406,15 @@ def load_rulebook(extra_dirs: Tuple[str, ...] = ()) -> Rulebook:
         if not isinstance(data, dict) or "code" not in data:
             raise RuleError(f"{path}: not a rule file")
         book.add(_rule_from_data(data, str(path), builtin=True))
+    defects = defect_files()
+    try:
+        parsed = load_cached_group(defects, lambda text: yaml.load(text, Loader=_YamlLoader))
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise RuleError(f"{rules_dir() / DEFECTS_SUBDIR}: cannot read the known-defect files: {exc}") from None
+    for path, data in zip(defects, parsed):
+        if not isinstance(data, dict) or "code" not in data or "trigger" not in data:
+            raise RuleError(f"{path}: not a known-defect file")
+        book.add(rule_from_defect(data, str(path)))
     for directory in extra_dirs:
         folder = Path(directory)
         if not folder.is_dir():

@@ -404,7 +404,8 @@ def test_ablate_writes_a_clean_four_step_ablation(write, manifest, skip):
     assert all(v["results"]["buckets"] for v in document["variants"])
     report = check("ablation.yaml")
     assert loud(report) == [], report
-    assert {d["code"] for d in report["diagnostics"]} <= {"KV501"}
+    # KV802 (info): vLLM 0.19.1's "GPU KV cache size" log line under-reports gpt-oss (known defect V5)
+    assert {d["code"] for d in report["diagnostics"]} <= {"KV501", "KV802"}
     from kvlint.ablation.check import STEP_LABELS  # every recommended step is present
 
     capacity = json.loads(invoke(["capacity", "--format", "json", "ablation.yaml"]).stdout)

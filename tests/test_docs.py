@@ -19,7 +19,7 @@ from kvlint.report.rule_docs import INDEX, render_rule_docs
 from kvlint.rulebook import DOCS_BASE, load_rulebook
 
 DOCS_DIR = REPO_ROOT / "docs" / "rules"
-RULE_FILES = sorted((REPO_ROOT / "rules").glob("*.yaml"))
+RULE_FILES = sorted((REPO_ROOT / "rules").glob("*.yaml")) + sorted((REPO_ROOT / "rules" / "defects").glob("*.yaml"))
 REGENERATE = "run `kvlint rules --write-docs docs/rules` and commit the result"
 
 

@@ -30,6 +30,7 @@ FAMILIES = {
     "KV5": "Scales and calibration",
     "KV6": "Capacity",
     "KV7": "Ablations",
+    "KV8": "Known engine defects",
     "KV9": "Suppressions and configuration",
 }
 
@@ -47,7 +48,7 @@ def render_index(rules: Sequence) -> str:
     lines: List[str] = [
         "# kvlint rules",
         "",
-        "<!-- Generated from rules/*.yaml by `kvlint rules --write-docs docs/rules`; do not edit. -->",
+        "<!-- Generated from rules/*.yaml and rules/defects/*.yaml by `kvlint rules --write-docs docs/rules`; do not edit. -->",
         "",
         f"{len(rules)} rules. Each has a stable code and a kebab-case name; both are accepted by",
         "`--select`, `--ignore`, `# kvlint: ignore[...]` and `kvlint rule`.",

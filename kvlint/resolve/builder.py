@@ -132,6 +132,15 @@ class FactsBuilder:
             )
         return geometry
 
+    def _scales_param_file(self) -> bool:
+        """engine.options names a KV scales file: SGLang's --quantization-param-path (a JSON of
+        per-layer scales, loaded for fp8_e4m3), under either spelling of the option."""
+        options = get(self.data, "engine", "options", kind=dict) or {}
+        return any(
+            isinstance(options.get(key), str) and options[key].strip() != ""
+            for key in ("quantization_param_path", "quantization-param-path")
+        )
+
     def _skip(self, geometry: Optional[ModelGeometry]) -> set:
         """Indices of the layers the skip set keeps at the model dtype; facts for KV401/KV402/KV405."""
         facts = self.facts["skip"]
@@ -206,6 +215,7 @@ class FactsBuilder:
             calibration_max_seq_len=cal_len,
             calibration_ratio=(max_len / cal_len) if (cal_len and max_len) else None,
             checkpoint=checkpoint,
+            param_file=self._scales_param_file(),
         )
         return ScaleLayout(
             granularity=granularity if quantized else None,  # type: ignore[arg-type]

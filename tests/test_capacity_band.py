@@ -168,3 +168,35 @@ def test_from_log_missing_file_is_a_usage_error(tmp_path, monkeypatch):
     _quote_case(LOGS[0], tmp_path)
     result = CliRunner().invoke(main, ["capacity", "deploy.yaml", "--from-log", "nope.log"])
     assert result.exit_code == 2
+
+
+def test_capacity_text_shows_the_band_and_what_removes_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "deploy.yaml").write_text(MANIFEST.format(target="min_kv_tokens: 1", memory=""))
+    out = CliRunner().invoke(main, ["capacity", "deploy.yaml"]).output
+    assert "estimated: " in out and "The pool is estimated; the band comes from:" in out
+    assert "memory.kv_cache_memory (vLLM logs it as 'Available KV cache memory'" in out
+    (tmp_path / "deploy.yaml").write_text(MANIFEST.format(target="min_kv_tokens: 1",
+                                                          memory="memory:\n  kv_cache_memory: 54GiB\n"))
+    assert "the band comes from" not in CliRunner().invoke(main, ["capacity", "deploy.yaml"]).output
+
+
+def test_band_constants_cover_the_fit_split():
+    """The band's constants are the fit split's error ranges rounded outwards: after a change to the
+    pool model, re-run `benchmarks/capacity_accuracy.py --fit-band` and update kvlint/capacity/pool.py.
+    (The holdout split is not consulted: its coverage is reported by the benchmark, not asserted.)"""
+    import sys
+
+    from kvlint.capacity import pool
+
+    sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+    import capacity_accuracy
+
+    logs = [d for d in capacity_accuracy.load_logs(capacity_accuracy.LOGS) if d["split"] == "fit"]
+    rows = capacity_accuracy.compare(logs, [sys.executable, "-m", "kvlint"])
+    ranges = capacity_accuracy.fit_band(rows, logs)
+    assert ranges["n"] >= 10
+    low, high = ranges["weights_rel"]
+    assert pool.BAND_WEIGHTS_LOW <= low and high <= pool.BAND_WEIGHTS_HIGH
+    low, high = ranges["other_gib"]
+    assert pool.BAND_OTHER_LOW_GIB <= low and high <= pool.BAND_OTHER_HIGH_GIB

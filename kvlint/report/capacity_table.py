@@ -74,8 +74,22 @@ def render_one(result: CapacityResult) -> str:
              f"at {_int(eng.max_model_len)} tokens per request"),
             ("one sequence fits", "yes" if eng.fits_one_sequence else "NO", ""),
         ]
+        band = eng.band
+        if band is not None:
+            GiB = 1 << 30
+            rows[0] = (rows[0][0], rows[0][1], "; ".join(filter(None, (
+                rows[0][2], f"estimated: {band.pool_low / GiB:.2f}..{band.pool_high / GiB:.2f} GiB"))))
+            rows[4] = (rows[4][0], rows[4][1], f"band {_int(band.tokens_low)}..{_int(band.tokens_high)}; "
+                       + rows[4][2])
+            rows[5] = (rows[5][0], rows[5][1], f"band {band.concurrency_low:.2f}..{band.concurrency_high:.2f}x; "
+                       + rows[5][2])
         lines.append("Engine accounting (one GPU):")
         lines += ["  " + r for r in _rows(rows, ("item", "value", "note"))]
+        if band is not None:
+            lines.append("The pool is estimated; the band comes from:")
+            lines += [f"  - {term}" for term in band.terms]
+            lines.append(f"  {band.removed_by} (vLLM logs it as 'Available KV cache memory'; "
+                         "`kvlint capacity FILE --from-log LOG` reads it) removes the band")
     if result.differences:
         lines.append("Why it differs from the dtype-only estimate:")
         lines += [f"  - {d.text}" for d in result.differences]

@@ -181,7 +181,8 @@ def backends() -> tuple[dict, dict]:
             mod = importlib.import_module(modname)
         except Exception as exc:  # noqa: BLE001
             alt = modname.rsplit(".", 1)[1].upper()  # flashinfer.py -> FLASHINFER, if _Backend has it
-            out[alt if alt in enum_names else "<module " + modname + ">"] = err(exc)
+            if not SKIP_BACKEND.match(alt):
+                out[alt if alt in enum_names else "<module " + modname + ">"] = err(exc)
             continue
         for obj in vars(mod).values():
             if (inspect.isclass(obj) and base is not None and issubclass(obj, base) and obj is not base

@@ -15,7 +15,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import yaml
 
-from kvlint.versions import version_matches as matches_specifier
+from kvlint.versions import VersionError, version_matches as matches_specifier
 from kvlint import pointer as json_pointer
 from kvlint.findings import Finding
 from kvlint.resources import rules_dir
@@ -70,7 +70,10 @@ class Rule:
         if self.versions:
             if not version:
                 return False
-            return matches_specifier(version, self.versions)
+            try:
+                return matches_specifier(version, self.versions)
+            except VersionError:  # "nightly", a hostile string: KV201 reports it; no release rule applies
+                return False
         return True
 
 

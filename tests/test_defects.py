@@ -130,3 +130,39 @@ def test_select_kv8_lists_the_defects(workspace):
     assert result.exit_code == 0, result.output
     listed = [r["code"] for r in json.loads(result.stdout) if r["code"].startswith("KV8")]
     assert listed == sorted(_read(p)["code"] for p in DEFECT_FILES)
+
+
+@pytest.mark.parametrize("path", DEFECT_FILES, ids=lambda p: p.stem)
+def test_a_warning_from_code_reading_or_an_open_report_says_so(path):
+    defect = _read(path)
+    rule = load_rulebook(()).get(defect["code"])
+    for message in message_templates(rule.message):
+        if defect["established"] in ("code-reading", "reported-open"):
+            assert "not reproduced" in message, message
+        if defect["fixed_in"]:
+            assert f"fixed in {defect['fixed_in']}" in message and f"upgrade to" in message
+        else:
+            assert "no fixed release" in message
+
+
+def test_check_select_kv8_reports_only_the_defects(workspace):
+    defect = _read(next(p for p in DEFECT_FILES if _read(p)["code"] == "KV801"))
+    failing = next(e for e in defect["examples"] if e["failing"])
+    (workspace / "deploy.yaml").write_text(failing["manifest"], encoding="utf-8")
+    result = invoke(["check", "--select", "KV8", "--output-format", "json", "deploy.yaml"])
+    assert result.exit_code == 0, result.output  # a warning does not fail the run
+    codes = {d["code"] for d in json.loads(result.stdout)["diagnostics"]}
+    assert codes == {"KV801"}
+    ignored = invoke(["check", "--ignore", "KV801", "--output-format", "json", "deploy.yaml"])
+    assert "KV801" not in {d["code"] for d in json.loads(ignored.stdout)["diagnostics"]}
+
+
+@pytest.mark.parametrize("version", ["nightly", "0." + "9" * 200, "latest"])
+def test_an_unparseable_release_is_not_a_crash(workspace, version):
+    """Release-bound rules (every KV8xx) do not apply to a version that is not one; KV201 says so."""
+    manifest = _read(DEFECT_FILES[0])["examples"][0]["manifest"]
+    manifest = re.sub(r'version: "[^"]*"', f'version: "{version}"', manifest)
+    (workspace / "deploy.yaml").write_text(manifest, encoding="utf-8")
+    result = invoke(["check", "--output-format", "json", "deploy.yaml"])
+    assert result.exit_code in (0, 1), result.output
+    assert not any(d["code"].startswith("KV8") for d in json.loads(result.stdout)["diagnostics"])

@@ -100,6 +100,16 @@ def test_facts_and_convert_refuse_their_input(project: Path):
     assert digest(project) == before
 
 
+def test_check_refuses_to_write_onto_an_ablation_base(project: Path):
+    (project / "ablation.yaml").write_text(
+        "apiVersion: kvlint/v1\nkind: Ablation\nmetadata: {name: a}\nbase: deploy.yaml\n"
+        "variants:\n  - name: bf16\n", encoding="utf-8")
+    before = digest(project)
+    completed = kvlint(["check", "ablation.yaml", "--sarif-file", "deploy.yaml"], project)
+    assert completed.returncode == 2 and "is a file this run reads" in completed.stderr
+    assert digest(project) == before
+
+
 @posix_only
 def test_ablate_refuses_a_hard_link_to_its_deployment(project: Path):
     os.link(project / "deploy.yaml", project / "ablation.yaml")

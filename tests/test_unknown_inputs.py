@@ -97,3 +97,15 @@ def test_a_model_in_the_local_hugging_face_cache_is_read_offline(tmp_path, monke
     report = json.loads(invoke(["check", "--output-format", "json", "d.yaml"]).stdout)
     kv203 = [d for d in report["diagnostics"] if d["code"] == "KV203"]
     assert kv203 and kv203[0]["severity"] == "warning"  # unknown, not an error that fails CI
+
+
+def test_a_unicode_digit_in_the_skip_set_is_an_unrecognised_entry(tmp_path, monkeypatch):
+    """str.isdigit() is true for "²", which int() refuses: found by the semantic fuzz test."""
+    text = MANIFEST.format(extra="").replace("RTX-3090", "H100-SXM-80GB").replace(
+        "kv_cache: {dtype: fp8}", 'kv_cache: {dtype: fp8, skip_layers: ["²"]}')
+    (tmp_path / "kvlint.toml").write_text("# defaults\n", encoding="utf-8")
+    (tmp_path / "d.yaml").write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = invoke(["check", "--output-format", "json", "d.yaml"])
+    assert "Traceback" not in result.output and result.exit_code in (0, 1)
+    assert "KV402" in {d["code"] for d in json.loads(result.stdout)["diagnostics"]}

@@ -163,7 +163,7 @@ class FactsBuilder:
                     skipped.update(layer.index for layer in geometry.layers if layer.kind == "sliding")
                 continue
             index = entry
-            if isinstance(entry, str) and entry.strip().isdigit():
+            if isinstance(entry, str) and entry.strip().isascii() and entry.strip().isdigit():  # "²" is a digit, not a number
                 index = int(entry.strip())
             if isinstance(index, int) and not isinstance(index, bool) and index >= 0:
                 if num_layers is not None and index >= num_layers:

@@ -26,6 +26,11 @@ import table  # noqa: E402
 import vllm_derive  # noqa: E402
 
 
+def _src(t: dict, ref: str) -> str:
+    """A provenance reference (qualname) resolved to "file:line qualname"."""
+    return f"{t['sources'][ref]} {ref}"
+
+
 def _line(rel: str, text: str) -> int:
     for n, line in enumerate((FAKE / rel).read_text().splitlines(), 1):
         if text in line:
@@ -54,7 +59,8 @@ def test_table_is_canonical_json(derived):
 def test_cache_dtypes_read_from_the_literal(derived):
     dt = derived["table"]["cache_dtypes"]
     assert dt["values"] == ["auto", "bfloat16", "fp8"]
-    assert dt["where"] == f"vllm/config/cache.py:{_line('vllm/config/cache.py', 'CacheDType =')} CacheDType"
+    t = derived["table"]
+    assert _src(t, dt["where"]) == f"vllm/config/cache.py:{_line('vllm/config/cache.py', 'CacheDType =')} CacheDType"
 
 
 def test_compiled_module_was_stubbed(derived):
@@ -65,7 +71,8 @@ def test_predicates_answered_per_device_with_provenance(derived):
     flash = derived["table"]["backends"]["FAKE_FLASH"]
     kv = flash["predicates"]["supports_kv_cache_dtype"]
     line = _line("vllm/v1/attention/backends/fake_flash.py", "def supports_kv_cache_dtype")
-    assert kv["where"] == f"vllm/v1/attention/backends/fake_flash.py:{line} FakeFlashBackend.supports_kv_cache_dtype"
+    assert _src(derived["table"], kv["where"]) == \
+        f"vllm/v1/attention/backends/fake_flash.py:{line} FakeFlashBackend.supports_kv_cache_dtype"
     assert table.lookup(kv["answer"], {"device": "sm90", "kv_cache_dtype": "fp8"}) is True
     assert table.lookup(kv["answer"], {"device": "sm80", "kv_cache_dtype": "fp8"}) is False
     assert table.lookup(kv["answer"], {"device": "sm80", "kv_cache_dtype": "bfloat16"}) is True
@@ -75,13 +82,14 @@ def test_predicates_answered_per_device_with_provenance(derived):
     assert table.lookup(sink, {"device": "sm90"}) is True and table.lookup(sink, {"device": "sm80"}) is False
     # inherited methods point at the base class
     triton = derived["table"]["backends"]["FAKE_TRITON"]["predicates"]
-    assert triton["supports_kv_cache_dtype"]["where"].endswith(" AttentionBackend.supports_kv_cache_dtype")
+    assert triton["supports_kv_cache_dtype"]["where"] == "AttentionBackend.supports_kv_cache_dtype"
 
 
 def test_validate_configuration_reasons(derived):
     v = derived["table"]["backends"]["FAKE_FLASH"]["validate"]
     line = _line("vllm/v1/attention/backend.py", "def validate_configuration")
-    assert v["where"] == f"vllm/v1/attention/backend.py:{line} AttentionBackend.validate_configuration"
+    assert _src(derived["table"], v["where"]) == \
+        f"vllm/v1/attention/backend.py:{line} AttentionBackend.validate_configuration"
     assert v["variants"] == ["plain", "has_sink"]
     reasons = v["reasons"]
     assert set(reasons) == {"head_size not supported", "kv_cache_dtype not supported", "sink setting not supported"}
@@ -95,9 +103,10 @@ def test_validate_configuration_reasons(derived):
 
 def test_selection_runs_the_release_selector(derived):
     sel = derived["table"]["selection"]
-    assert sel["where"].startswith("vllm/v1/attention/selector.py:")
+    t = derived["table"]
+    assert _src(t, sel["where"]).startswith("vllm/v1/attention/selector.py:")
     line = _line("vllm/platforms/cuda.py", "def _get_backend_priorities")
-    assert sel["priorities_where"]["cuda"] == f"vllm/platforms/cuda.py:{line} _get_backend_priorities"
+    assert _src(t, sel["priorities_where"]["cuda"]) == f"vllm/platforms/cuda.py:{line} _get_backend_priorities"
     tree = sel["tree"]
     pt = {"device": "sm90", "use_mla": False, "variant": "plain", "kv_cache_dtype": "fp8", "head_size": 128,
           "block_size": 16}

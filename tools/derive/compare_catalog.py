@@ -68,6 +68,14 @@ def dev_args(table: dict, dev: str) -> dict:
     return {"platform": "rocm", "cc": None, "vendor": "amd", "aiter": bool(g["aiter"])}
 
 
+def loc(table: dict, ref) -> str:
+    """A provenance reference (qualname, resolved by the table's "sources") as "file:line qualname"."""
+    if not ref:
+        return "?"
+    src = (table.get("sources") or {}).get(ref)
+    return f"{src} {ref}" if src else str(ref)
+
+
 def reason_where(table: dict, backend: str, reason: str) -> str:
     b = table["backends"].get(backend, {})
     pred = REASON_PRED.get(reason)
@@ -76,7 +84,7 @@ def reason_where(table: dict, backend: str, reason: str) -> str:
         w = (b.get("predicates", {}).get(pred) or {}).get("where")
     if w is None:
         w = (b.get("validate") or {}).get("supports_combination") or (b.get("validate") or {}).get("where")
-    return w or "?"
+    return loc(table, w)
 
 
 def compare_release(cat, table: dict, groups: dict) -> dict:
@@ -159,7 +167,7 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
                         else:
                             for p in sel_probs:
                                 groups[("accept", name, "catalog rejects, code accepts",
-                                        f"catalog: {p.kind} [{p.stage}]; code: {v['where']} returns []")].append(cell)
+                                        f"catalog: {p.kind} [{p.stage}]; code: {loc(table, v['where'])} returns []")].append(cell)
         # ---- block sizes (supports_block_size, where answered)
         pb = (b.get("predicates") or {}).get("supports_block_size")
         if pb and not isinstance(pb.get("answer"), dict) or (pb and "by" in pb.get("answer", {})):
@@ -178,7 +186,7 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
                         continue
                     counts["block"][1] += 1
                     what = "catalog accepts, code rejects" if cat_ok else "catalog rejects, code accepts"
-                    groups[("block", name, what, f"supports_block_size ({pb['where']})")
+                    groups[("block", name, what, f"supports_block_size ({loc(table, pb['where'])})")
                            ].append((version, dev, "-", "-", "-", bs))
 
     # ---- auto-selection
@@ -189,7 +197,7 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
         for dev in devices:
             da = dev_args(table, dev)
             where = pw.get(da["platform"]) or (sel.get("platform_where") or {}).get(da["platform"]) or sel.get("where")
-            wtxt = where or "?"
+            wtxt = loc(table, where)
             for mla in (False, True):
                 for variant in sel.get("variants") or ["plain"]:
                     if variant not in VARIANT_KW or (mla and variant == "has_sink"):
@@ -256,7 +264,7 @@ def compare_facts(rel, table: dict, groups: dict, counts: dict) -> None:
 
     version = table["version"]
     code_dt = list(table["grid"].get("kv_cache_dtype") or [])
-    where_dt = (table.get("cache_dtypes") or {}).get("where", "?")
+    where_dt = loc(table, (table.get("cache_dtypes") or {}).get("where"))
     if code_dt:
         for d in code_dt:
             _fact(groups, counts, version, d in rel.dtypes, f"kv_cache_dtype {d}",
@@ -267,7 +275,7 @@ def compare_facts(rel, table: dict, groups: dict, counts: dict) -> None:
                       "the catalog lists it; the release's CacheDType has no such literal", where_dt)
     fl = table.get("flags") or {}
     flags = fl.get("flags") or {}
-    fwhere = fl.get("where", "?")
+    fwhere = loc(table, fl.get("where"))
     if flags:
         def present(dest):
             return not flags.get(dest, {}).get("absent")
@@ -291,7 +299,7 @@ def compare_facts(rel, table: dict, groups: dict, counts: dict) -> None:
         if gmu is not None and rel.default("gpu_memory_utilization") is not None:
             _fact(groups, counts, version, abs(gmu - rel.default("gpu_memory_utilization")) < 1e-9,
                   "default gpu_memory_utilization",
-                  f"catalog {rel.default('gpu_memory_utilization')}, code {gmu}", fl.get("engine_args", fwhere))
+                  f"catalog {rel.default('gpu_memory_utilization')}, code {gmu}", loc(table, fl.get("engine_args")))
         dbs = (defaults.get("CacheConfig.DEFAULT_BLOCK_SIZE") or {}).get("value")
         if dbs is not None and rel.default("block_size") is not None:
             _fact(groups, counts, version, dbs == rel.default("block_size"), "default block_size",
@@ -315,7 +323,7 @@ def compare_facts(rel, table: dict, groups: dict, counts: dict) -> None:
                 if ctx in code:
                     _fact(groups, counts, version, code[ctx] == t[key],
                           f"default max_num_batched_tokens ({key}) on {dev} {dinfo['name']} {dinfo['mem_gib']} GiB",
-                          f"catalog {t[key]}, code {code[ctx]}", ans.get("where", "EngineArgs.get_batch_defaults"))
+                          f"catalog {t[key]}, code {code[ctx]}", loc(table, ans.get("where")))
 
 
 def ranges(versions: list[str], order: list[str]) -> str:

@@ -305,7 +305,6 @@ KEEP_PREDICATES = {
     "get_name", "is_mla", "is_sparse", "supports_kv_cache_dtype", "supports_head_size", "get_supported_head_sizes",
     "supports_block_size", "get_supported_kernel_block_sizes", "get_preferred_block_size",
     "supports_compute_capability", "supports_sink", "supports_per_head_quant_scales", "supports_sliding_window",
-    "supports_dtype", "get_supported_dtypes", "supports_attn_type",
 }
 
 
@@ -319,14 +318,38 @@ def _compact_where(obj):
     return obj
 
 
+_WHERE_RX = re.compile(r"^(\S+\.py):(\d+) (\S+)$")
+
+
+def _factor_sources(obj, sources: dict):
+    """Replace each "file:line qualname" by "qualname" and collect sources[qualname] = "file:line"
+    (many backends share inherited methods; the file path is written once)."""
+    if isinstance(obj, dict):
+        return {k: _factor_sources(v, sources) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_factor_sources(v, sources) for v in obj]
+    if isinstance(obj, str):
+        m = _WHERE_RX.match(obj)
+        if m:
+            loc = f"{m.group(1)}:{m.group(2)}"
+            if sources.setdefault(m.group(3), loc) == loc:
+                return m.group(3)
+    return obj
+
+
 def finalize(tab: dict) -> dict:
     """Normalize selector errors, drop predicates kvlint does not model, write provenance as
-    "file:line qualname". Idempotent."""
+    qualnames resolved by the top-level "sources" {qualname: "file:line"}. Idempotent."""
     normalize_selection(tab)
-    for b in (tab.get("backends") or {}).values():
+    for name, b in (tab.get("backends") or {}).items():
         if "predicates" in b:
-            b["predicates"] = {k: v for k, v in b["predicates"].items() if k in KEEP_PREDICATES}
-    return _compact_where(tab)
+            b["predicates"] = {k: v for k, v in b["predicates"].items() if k in KEEP_PREDICATES
+                               and not (k == "get_name" and v.get("answer") == name)}
+    sources = dict(tab.get("sources") or {})
+    tab.pop("sources", None)
+    tab = _factor_sources(_compact_where(tab), sources)
+    tab["sources"] = dict(sorted(sources.items()))
+    return tab
 
 
 def _probe_consts() -> dict:

@@ -116,7 +116,7 @@ def test_unpinned_and_missing_facts_are_listed():
     assert set(workload.missing) == {"/engine/version", "/hardware/gpu"}
     assert workload.provenance["/hardware/gpu"] == "missing"
     (unpinned,) = [p for p in workload.problems if p.kind == "unpinned-image"]
-    assert (unpinned.code, unpinned.span.line) == ("KV806", 7)
+    assert (unpinned.code, unpinned.span.line) == ("KV206", 7)
 
 
 def test_engine_image_without_readable_command_is_reported_at_file_level():

@@ -64,14 +64,13 @@ values merged from several files, `.env` files for compose interpolation, `envFr
 only a script outside the file runs. Engine config files named by ``--config`` are not opened
 (adapters do no I/O): ``Adapted.references`` lists them for the caller.
 
-Problem codes (suggested; ``result.PROBLEM_CODES``; ``kind`` is stable if codes are re-mapped)
-=================================================================================================
+Problem codes (``result.PROBLEM_CODES``, the one table)
+========================================================
 
-KV801 shell-syntax / yaml-shape · KV802 unknown-flag · KV803 flag-not-in-release ·
-KV804 invalid-flag-value / unexpected-argument · KV805 ambiguous-flag / abbreviated-flag ·
-KV806 unpinned-image · KV807 missing-fact (also what ``Adapted.missing`` should become) ·
-KV808 conflicting-facts · KV809 unresolved-value · KV810 repeated-flag ·
-KV811 deprecated-spelling / ignored-config · KV812 not-checked · KV899 internal-error.
+KV005 shell-syntax / yaml-shape / internal-error · KV206 unpinned-image · KV207 missing-fact
+(what ``Adapted.missing`` becomes) · KV208 unresolved-value / not-checked · KV319 unknown-flag /
+flag-not-in-release / ambiguous-flag · KV320 invalid-flag-value / unexpected-argument · KV321
+abbreviated-flag / repeated-flag / deprecated-spelling / ignored-config · KV322 conflicting-facts.
 """
 
 from __future__ import annotations

@@ -23,30 +23,31 @@ __all__ = [
 
 MISSING = "missing"
 
-# Suggested kvlint codes per problem kind (the integration may re-map them; see the package
-# docstring). Kept here so every adapter emits the same code for the same kind of problem.
+# kvlint's code per problem kind: the one table (rules/KV005, KV206-KV208, KV319-KV322 document
+# them), so every adapter emits the same code for the same kind of problem.
 PROBLEM_CODES: Dict[str, str] = {
-    "shell-syntax": "KV801",
-    "yaml-shape": "KV801",
-    "unknown-flag": "KV802",
-    "flag-not-in-release": "KV803",
-    "invalid-flag-value": "KV804",
-    "unexpected-argument": "KV804",
-    "ambiguous-flag": "KV805",
-    "abbreviated-flag": "KV805",
-    "unpinned-image": "KV806",
-    "missing-fact": "KV807",
-    "conflicting-facts": "KV808",
-    "unresolved-value": "KV809",
-    "repeated-flag": "KV810",
-    "deprecated-spelling": "KV811",
-    "ignored-config": "KV811",
-    "not-checked": "KV812",
+    "shell-syntax": "KV005",
+    "yaml-shape": "KV005",
+    "internal-error": "KV005",
+    "unpinned-image": "KV206",
+    "missing-fact": "KV207",
+    "unresolved-value": "KV208",
+    "not-checked": "KV208",
+    "unknown-flag": "KV319",
+    "flag-not-in-release": "KV319",
+    "ambiguous-flag": "KV319",
+    "invalid-flag-value": "KV320",
+    "unexpected-argument": "KV320",
+    "abbreviated-flag": "KV321",
+    "repeated-flag": "KV321",
+    "deprecated-spelling": "KV321",
+    "ignored-config": "KV321",
+    "conflicting-facts": "KV322",
 }
 
 
 def problem_code(kind: str) -> str:
-    return PROBLEM_CODES.get(kind, "KV899")
+    return PROBLEM_CODES.get(kind, "KV005")
 
 
 @dataclass(frozen=True)

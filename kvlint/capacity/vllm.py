@@ -36,7 +36,7 @@ from kvlint.capacity.layout import (
     naive_token_bytes,
     requested_format,
 )
-from kvlint.capacity.pool import GiB, PoolEstimate, default_max_num_batched_tokens
+from kvlint.capacity.pool import PoolEstimate, default_max_num_batched_tokens
 from kvlint.capacity.result import EngineCapacity, LayerGroupCapacity
 from kvlint.deployment import Deployment, LayerPlan
 

@@ -21,26 +21,6 @@ from kvlint.config import Config
 from kvlint.findings import Finding
 from kvlint.load import Document, LoadedFile, find_suppressions, load_bytes
 
-# The adapters' problem kinds -> kvlint codes (rules/KV0xx-KV3xx files document each).
-PROBLEM_CODES: Dict[str, str] = {
-    "shell-syntax": "KV005",
-    "yaml-shape": "KV005",
-    "internal-error": "KV005",
-    "unpinned-image": "KV206",
-    "missing-fact": "KV207",
-    "unresolved-value": "KV208",
-    "not-checked": "KV208",
-    "unknown-flag": "KV319",
-    "flag-not-in-release": "KV319",
-    "ambiguous-flag": "KV319",
-    "invalid-flag-value": "KV320",
-    "unexpected-argument": "KV320",
-    "abbreviated-flag": "KV321",
-    "repeated-flag": "KV321",
-    "deprecated-spelling": "KV321",
-    "ignored-config": "KV321",
-    "conflicting-facts": "KV322",
-}
 YAML_FORMATS = ("kubernetes", "helm-production-stack", "compose", "vllm-config", "sglang-config", "trtllm-options")
 SNIFF_WINDOW = 8 * 1024
 # A kvlint/v1 manifest declares its apiVersion near the top; a walk keeps only files that do
@@ -154,7 +134,7 @@ def read_native(raw: bytes, display: str, fmt: str, config: Optional[Config] = N
 
 def _finding(problem, display: str, document: int) -> Finding:
     return Finding(
-        code=PROBLEM_CODES.get(problem.kind, "KV005"),
+        code=problem.code,
         name="",
         severity=problem.severity,
         message=problem.message,

@@ -374,7 +374,7 @@ def main() -> None:
     merged: dict = defaultdict(list)
     shown: dict = defaultdict(dict)
     for (kind, subject, what, detail), cells in groups.items():
-        key = (kind, subject, what, re.sub(r"\((vllm/[^()]*)\)", "(…)", detail))
+        key = (kind, subject, what, re.sub(r"\.py:\d+", ".py", re.sub(r"\((vllm/[^()]*)\)", "(…)", detail)))
         merged[key].extend(cells)
         for c in cells:
             shown[key][c[0]] = detail

@@ -40,6 +40,22 @@ NATIVE_FORMATS = (
     "shell",
     "dockerfile",
 )
+# The native formats that are not YAML, told apart by file name (a shell script may also be
+# recognised by its `#!` line, which the adapters check).
+SHELL_SUFFIXES = (".sh", ".bash")
+
+
+def is_dockerfile_name(name: str) -> bool:
+    lowered = name.lower()
+    return (lowered in ("dockerfile", "containerfile") or lowered.startswith("dockerfile.")
+            or lowered.endswith(".dockerfile"))
+
+
+def text_native_format(name: str) -> Optional[str]:
+    """"dockerfile" or "shell" for a file name those formats use, else None."""
+    if is_dockerfile_name(name):
+        return "dockerfile"
+    return "shell" if name.lower().endswith(SHELL_SUFFIXES) else None
 MAX_DEPTH = 64
 MAX_NODES_PER_DOCUMENT = 20_000  # counted through aliases: the alias-expansion budget
 

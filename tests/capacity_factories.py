@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable, Optional, Sequence, Tuple
 
 from kvlint.catalog import load_catalogs
-from kvlint.resolve.engine_view import EngineView
+from kvlint.resolve.engine_view import release_behaviour
 from kvlint.deployment import (
     Deployment,
     GpuInfo,
@@ -98,10 +98,11 @@ def deployment(
     if device_memory is None and gpu is not None:
         device_memory = gpu.memory_bytes
     # The release's behaviour as resolve would give it: the engine catalog's defaults/features.
-    view = EngineView(load_catalogs(()), engine, version, {"engine": {}})
-    fraction = view.default("gpu_memory_utilization" if engine == "vllm" else
+    modelled, note = load_catalogs(()).engines.modelled_release(engine, version)
+    default = modelled.default if modelled is not None else (lambda name: None)
+    fraction = default("gpu_memory_utilization" if engine == "vllm" else
                             "mem_fraction_static" if engine == "sglang" else "free_gpu_memory_fraction")
-    cuda_graphs = view.default("estimate_cudagraph_memory")
+    cuda_graphs = default("estimate_cudagraph_memory")
     return Deployment(
         file="deploy.yaml", name="test", engine=engine, engine_version=version,
         requested_backend="auto", backend=None, gpu=gpu, tensor_parallel=tp,
@@ -114,7 +115,7 @@ def deployment(
         max_model_len=max_model_len, max_num_seqs=None,
         max_num_batched_tokens=max_num_batched_tokens,
         env=env, disable_hybrid_kv_cache_manager=disable_hybrid,
-        **view.release_behaviour(),
+        **release_behaviour(modelled, note),
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from kvlint.catalog import load_catalogs
-from kvlint.resolve.engine_view import EngineView
+from kvlint.resolve.engine_view import release_behaviour
 from kvlint.deployment import (
     Deployment,
     GpuInfo,
@@ -94,5 +94,5 @@ def deployment(
         max_num_seqs=16,
         max_num_batched_tokens=None,
         # vLLM 0.33.0's planning behaviour, as resolve hands it to capacity.
-        **EngineView(load_catalogs(()), "vllm", "0.33.0", {"engine": {}}).release_behaviour(),
+        **release_behaviour(*load_catalogs(()).engines.modelled_release("vllm", "0.33.0")),
     )

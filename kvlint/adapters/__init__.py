@@ -80,7 +80,7 @@ import re
 from typing import Any, List, Optional, Sequence, Union
 
 from kvlint.findings import Span
-from kvlint.load import NATIVE_FORMATS, Document, LoadedFile, load_text
+from kvlint.load import NATIVE_FORMATS, SHELL_SUFFIXES, Document, LoadedFile, is_dockerfile_name, load_text
 
 from kvlint.adapters import compose, engine_config, helm_values, kubernetes, scripts
 from kvlint.adapters.result import Adaptation, Adapted, FlagUse, Problem, Reference, problem_code
@@ -99,7 +99,7 @@ __all__ = [
 FORMATS = NATIVE_FORMATS
 
 _YAML_EXT = (".yaml", ".yml", ".json")
-_SHELL_EXT = (".sh", ".bash")
+_SHELL_EXT = SHELL_SUFFIXES
 _SHEBANG = re.compile(rb"^#![^\n]*\b(ba|da|z|k)?sh\b")
 _ENGINE_WORDS = re.compile(rb"vllm|sglang|trtllm-serve|tensorrt")
 _K8S = re.compile(rb"^apiVersion:\s*(?!kvlint/)\S+", re.MULTILINE)
@@ -107,15 +107,10 @@ _KIND = re.compile(rb"^kind:\s*\S+", re.MULTILINE)
 _COMPOSE_NAME = re.compile(r"^(docker-)?compose(\.[\w-]+)?\.ya?ml$")
 
 
-def _is_dockerfile(name: str) -> bool:
-    lowered = name.lower()
-    return lowered in ("dockerfile", "containerfile") or lowered.startswith("dockerfile.") or lowered.endswith(".dockerfile")
-
-
 def sniff(path: str, head: bytes) -> Optional[str]:
     """The format `adapt` would read, from the name and the first bytes; None if none."""
     name = os.path.basename(path)
-    if _is_dockerfile(name):
+    if is_dockerfile_name(name):
         return "dockerfile" if _ENGINE_WORDS.search(head) or b"FROM" in head else None
     lowered = name.lower()
     if lowered.endswith(_SHELL_EXT) or _SHEBANG.match(head):
@@ -164,7 +159,7 @@ def adapt(
 
 def _adapt(path: str, text: str, documents: Optional[Sequence[Document]]) -> Adaptation:
     name = os.path.basename(path)
-    if _is_dockerfile(name):
+    if is_dockerfile_name(name):
         workloads, problems = scripts.adapt_dockerfile(path, text)
         return Adaptation(path, "dockerfile", workloads, problems)
     lowered = name.lower()

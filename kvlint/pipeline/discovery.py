@@ -15,6 +15,7 @@ from typing import List, Optional, Sequence, Set
 
 from kvlint.config import Config
 from kvlint.errors import UsageError
+from kvlint.load import text_native_format
 from kvlint.inputs import InputError, read_bounded, special_kind
 from kvlint.pipeline.native import MANIFEST_MARKER, MARKER_WINDOW, native_format
 
@@ -133,9 +134,7 @@ def discover_files(paths: Sequence[str], config: Config) -> List[str]:
 
 def maybe_native(name: str) -> bool:
     """A name a native format other than YAML can have (scripts, Dockerfiles)."""
-    lowered = name.lower()
-    return (lowered.endswith((".sh", ".bash", ".dockerfile")) or lowered in ("dockerfile", "containerfile")
-            or lowered.startswith("dockerfile."))
+    return text_native_format(name) is not None
 
 
 def display_path(path: str, root: Path) -> str:

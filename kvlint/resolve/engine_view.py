@@ -251,14 +251,20 @@ class EngineView:
 
     def release_behaviour(self) -> Dict[str, Any]:
         """What capacity needs to know about the (modelled) release, for `build_deployment`."""
-        if self.modelled is None:
-            return {}
-        return {
-            "modelled_release": self.modelled.version,
-            "release_note": self.modelled_note,
-            "release_defaults": {name: info.value for name, info in self.modelled.defaults.items()},
-            "release_features": frozenset(name for name, info in self.modelled.features.items() if info.available),
-        }
+        return release_behaviour(self.modelled, self.modelled_note)
+
+
+def release_behaviour(modelled: Any, note: Optional[str] = None) -> Dict[str, Any]:
+    """The Deployment fields that carry a (modelled) release's planning behaviour: its catalog
+    defaults and available features; {} when the catalog knows no release of the engine."""
+    if modelled is None:
+        return {}
+    return {
+        "modelled_release": modelled.version,
+        "release_note": note,
+        "release_defaults": {name: info.value for name, info in modelled.defaults.items()},
+        "release_features": frozenset(name for name, info in modelled.features.items() if info.available),
+    }
 
 
 def _sentence(text: Optional[str]) -> Optional[str]:

@@ -14,6 +14,7 @@ from kvlint.errors import ConfigError
 from kvlint.inputs import MAX_FILE_BYTES, InputError, read_bounded
 from kvlint.load import NATIVE_FORMATS
 from kvlint.schema import is_valid, non_finite, validator_for
+from kvlint.text import printable
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -105,18 +106,18 @@ def load_config(explicit: Optional[str] = None, start: Optional[Path] = None) ->
 
 def from_table(table: Dict[str, Any], path: Path) -> Config:
     for pointer, value in non_finite(table):  # TOML has nan and inf; no setting takes them
-        raise ConfigError(f"{path}: {pointer.lstrip('/').replace('/', '.')}: {value!r} is not a finite number")
+        raise ConfigError(f"{path}: {printable(pointer.lstrip('/').replace('/', '.'))}: {value!r} is not a finite number")
     problems = [] if is_valid(table, "config.json") else sorted(
         validator_for("config.json").iter_errors(table), key=lambda e: list(e.path)
     )
     if problems:
         error = problems[0]
-        where = ".".join(str(p) for p in error.absolute_path)
+        where = printable(".".join(str(p) for p in error.absolute_path))  # keys are input: escape them
         if error.validator == "additionalProperties":
             allowed = ", ".join(sorted(error.schema.get("properties", {})))
-            extras = ", ".join(sorted(set(table) - set(error.schema.get("properties", {}))))
+            extras = printable(", ".join(sorted(set(table) - set(error.schema.get("properties", {})))))
             raise ConfigError(f"{path}: unknown configuration key(s) {extras} (allowed: {allowed})")
-        raise ConfigError(f"{path}: {where or 'config'}: {error.message}")
+        raise ConfigError(f"{path}: {where or 'config'}: {printable(error.message)}")
     base = path.parent
 
     def paths(key: str) -> Tuple[str, ...]:

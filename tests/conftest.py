@@ -15,6 +15,17 @@ from click.testing import CliRunner, Result
 # KVLINT_TEST_FAIL_ON_SKIP=1 (CI's smoke-cpu job): a skip that is not marked `gpu` fails.
 from fail_on_skip import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401
 
+# Property tests are a gate in CI, so by default they draw the same examples every run (a
+# failure reproduces, a pass stays a pass). KVLINT_FUZZ_RANDOM=1 explores new examples instead;
+# whatever that finds becomes an @example on the test.
+import os as _os
+
+from hypothesis import settings as _settings
+
+_settings.register_profile("kvlint-ci", derandomize=True, database=None)
+_settings.register_profile("kvlint-explore")
+_settings.load_profile("kvlint-explore" if _os.environ.get("KVLINT_FUZZ_RANDOM") else "kvlint-ci")
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 # The passing example of rules/KV101-missing-required.yaml: designed to stay clean as the semantic

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import VALID_MANIFEST, invoke
@@ -30,6 +30,7 @@ VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=
 
 @SETTINGS
 @given(st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=6))
+@example({"select": None, "per-file-ignores": {"\n": None}})  # found by a random run: a key with a line break
 def test_any_configuration_table_is_a_config_or_one_config_error(tmp_path_factory, table):
     path = tmp_path_factory.mktemp("cfg") / "kvlint.toml"
     path.write_text("", encoding="utf-8")

@@ -5,6 +5,10 @@ Every version in kvlint goes through here: catalog ranges (">=0.17,<0.28", "==0.
 Parsing follows PEP 440 as pip does (pre-releases, post-releases, dev builds and local versions
 such as "0.16.0rc2.dev367+g98b0205c3"), and a pre-release is ordered before its final release;
 specifiers match pre-releases too, so ">=0.17" holds for "0.18.0rc1".
+
+llama.cpp releases are build tags ("b4747", ggml-org/llama.cpp's release names): a tag reads as
+the version of its build number, so tags order as integers ("b10488" > "b9452"), and a specifier
+may name tags (">=b6327,<b7108"). Ollama's tags ("v0.13.3") are PEP 440 with a leading "v".
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ __all__ = [
     "VersionError",
     "cc_text",
     "format_release",
+    "is_build_tag",
     "parse_release",
     "parse_specifier",
     "parse_version",
@@ -42,6 +47,14 @@ class VersionError(ValueError):
 # a hostile `version: "0.<5000 digits>"` is "not a version", never a ValueError from int().
 MAX_VERSION_CHARS = 128
 _LONG_COMPONENT = re.compile(r"[0-9]{19}")  # a component of 10**18 or more
+# llama.cpp build tags: "b4747" alone, or after an operator inside a specifier.
+_BUILD_TAG = re.compile(r"[bB]([0-9]{1,7})")
+_SPEC_BUILD_TAG = re.compile(r"((?:^|,)\s*(?:===|==|!=|~=|<=|>=|<|>)\s*)[bB]([0-9]{1,7})(?=\s*(?:,|$))")
+
+
+def is_build_tag(text: str) -> bool:
+    """True for a llama.cpp build tag such as "b4747"."""
+    return bool(_BUILD_TAG.fullmatch(str(text).strip()))
 
 
 @lru_cache(maxsize=4096)
@@ -50,6 +63,9 @@ def _parse(text: str) -> Version:
         raise VersionError(f"not a version: {text[:40]!r}... is longer than {MAX_VERSION_CHARS} characters")
     if _LONG_COMPONENT.search(text):
         raise VersionError(f"not a version: {text[:40]!r} has a component of 19 digits or more")
+    tag = _BUILD_TAG.fullmatch(text)
+    if tag:
+        return Version(tag.group(1))
     try:
         return Version(text)
     except (InvalidVersion, ValueError, OverflowError):
@@ -66,7 +82,7 @@ def parse_version(text: Union[str, Version]) -> Version:
 def parse_specifier(text: str) -> SpecifierSet:
     """A comma-separated AND of clauses; the empty string matches every version."""
     try:
-        spec = SpecifierSet(str(text), prereleases=True)
+        spec = SpecifierSet(_SPEC_BUILD_TAG.sub(r"\1\2", str(text)), prereleases=True)
     except InvalidSpecifier:
         raise VersionError(f"not a version specifier (>=, <, ==, ... and a version): {text!r}") from None
     return spec

@@ -138,7 +138,8 @@ def compare(logs: List[dict], kvlint: List[str]) -> List[dict]:
         terms = pool_terms(entry) if entry else None
         band = engine.get("band") or {}
         row = {
-            "id": d["id"], "split": d["split"], "engine": d["manifest"]["engine"]["name"],
+            "id": d["id"], "split": d["split"], "outcome": d.get("outcome", "started"),
+            "engine": d["manifest"]["engine"]["name"],
             "release": d["manifest"]["engine"]["version"], "gpu": d["manifest"]["hardware"]["gpu"],
             "tp": (d["manifest"].get("parallelism") or {}).get("tensor", 1),
             "logged_pool_gib": log_pool, "predicted_pool_gib": gib(pred_pool),
@@ -151,6 +152,9 @@ def compare(logs: List[dict], kvlint: List[str]) -> List[dict]:
             "band_pool_high_gib": gib(band.get("pool_high_bytes")),
             "band_tokens_low": band.get("kv_cache_tokens_low"),
             "band_tokens_high": band.get("kv_cache_tokens_high"),
+            # a predicted start-up failure: not even one max_model_len request fits (vLLM raises)
+            "predicted_fits_one_sequence": engine.get("fits_one_sequence"),
+            "max_model_len": engine.get("max_model_len"),
         }
         if band and log_pool is not None:
             row["pool_in_band"] = band["pool_low_bytes"] / GiB <= log_pool <= band["pool_high_bytes"] / GiB
@@ -187,7 +191,9 @@ def summarize(rows: List[dict]) -> Dict[str, dict]:
 
     out = {}
     for split in ("fit", "holdout", "all"):
-        chosen = [r for r in rows if split == "all" or r["split"] == split]
+        # A log whose engine failed to start is not a capacity figure to score: the question it
+        # answers is whether kvlint predicts the failure (start_up_failures below).
+        chosen = [r for r in rows if (split == "all" or r["split"] == split) and r["outcome"] == "started"]
         out[split] = {
             "logs": len(chosen),
             "pool": stats(r["pool_error_pct"] for r in chosen),
@@ -196,6 +202,14 @@ def summarize(rows: List[dict]) -> Dict[str, dict]:
             "band_coverage": {key: coverage(r.get(f"{key}_in_band") for r in chosen)
                               for key in ("pool", "tokens")},
         }
+    failed = [r for r in rows if r["outcome"] == "startup_failed"]
+    out["start_up_failures"] = {
+        "logs": len(failed),
+        "predicted": sum(1 for r in failed if r["predicted_fits_one_sequence"] is False),
+        "ids": {r["id"]: {"split": r["split"], "predicted_failure": r["predicted_fits_one_sequence"] is False,
+                          "predicted_tokens": r["predicted_tokens"], "max_model_len": r["max_model_len"]}
+                for r in failed},
+    }
     return out
 
 
@@ -212,7 +226,8 @@ def fit_band(rows: List[dict], logs: List[dict]) -> dict:
     logged = {d["id"]: d["logged"] for d in logs}
     weights, other = [], []
     for r in rows:
-        if r["split"] != "fit" or r.get("kvlint_weights_gib") in (None, 0) or r["predicted_pool_gib"] is None:
+        if (r["split"] != "fit" or r["outcome"] != "started" or r.get("kvlint_weights_gib") in (None, 0)
+                or r["predicted_pool_gib"] is None):
             continue
         log_w = logged[r["id"]].get("weights_gib")
         if log_w is None:
@@ -239,7 +254,8 @@ def print_table(rows: List[dict], summary: Dict[str, dict]) -> None:
     print(head)
     print("-" * len(head))
     for r in rows:
-        print(f"{r['id']:<38} {r['split']:<7} {fmt(r['logged_pool_gib'], '9.2f')} "
+        mark = "!" if r["outcome"] != "started" else " "
+        print(f"{r['id']:<37}{mark} {r['split']:<7} {fmt(r['logged_pool_gib'], '9.2f')} "
               f"{fmt(r['predicted_pool_gib'], '9.2f')} {fmt(r['pool_error_pct'], '+8.1f')} "
               f"{fmt(r.get('weights_delta_gib'), '+7.2f')} {fmt(r.get('other_delta_gib'), '+7.2f')} "
               f"{fmt(r['logged_tokens'], '11,d')} {fmt(r['predicted_tokens'], '11,d')} "
@@ -249,9 +265,13 @@ def print_table(rows: List[dict], summary: Dict[str, dict]) -> None:
     print("dW = kvlint weights - logged weights (GiB); dOther = pool error (GiB) + dW: device x fraction"
           " and non-KV memory; 'w/ pool' = tokens with the logged pool given as memory.kv_cache_memory")
     print()
+    print("! = the engine failed to start (not scored; see start-up failures below)")
+    print()
     print(f"{'split':<8} {'logs':>4}  {'pool n / median / max':>24}  {'tokens n / median / max':>24}  "
           f"{'tokens w/ logged pool':>24}")
     for split, s in summary.items():
+        if split not in ("fit", "holdout", "all"):
+            continue
         cells = []
         for key in ("pool", "tokens", "tokens_with_logged_pool"):
             st = s[key]
@@ -259,11 +279,19 @@ def print_table(rows: List[dict], summary: Dict[str, dict]) -> None:
         print(f"{split:<8} {s['logs']:>4}  {cells[0]:>24}  {cells[1]:>24}  {cells[2]:>24}")
     print()
     print("band coverage (logged value inside kvlint's low..high band):")
-    for split, s in summary.items():
-        cov = s["band_coverage"]
+    for split in ("fit", "holdout", "all"):
+        cov = summary[split]["band_coverage"]
         print(f"{split:<8} pool {cov['pool']['inside']:>2}/{cov['pool']['n']:<2} "
               f"({fmt(cov['pool']['pct'], '5.1f')}%)   tokens {cov['tokens']['inside']:>2}/{cov['tokens']['n']:<2} "
               f"({fmt(cov['tokens']['pct'], '5.1f')}%)")
+    failed = summary["start_up_failures"]
+    print()
+    print(f"start-up failures: kvlint predicts {failed['predicted']} of {failed['logs']} "
+          "(not even one max_model_len request fits the predicted pool)")
+    for log_id, f in failed["ids"].items():
+        print(f"  {log_id:<38} {f['split']:<7} predicted {fmt(f['predicted_tokens'], ',d')} tokens for "
+              f"max_model_len {fmt(f['max_model_len'], ',d')}: "
+              f"{'failure predicted' if f['predicted_failure'] else 'MISSED (kvlint says it starts)'}")
 
 
 def main(argv=None) -> int:

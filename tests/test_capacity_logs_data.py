@@ -60,6 +60,8 @@ def test_data_file_is_well_formed(path: Path):
         assert key in doc, f"{path.name}: missing {key}"
     assert doc["id"] == path.stem and ID.match(doc["id"])
     assert doc["split"] in ("fit", "holdout")
+    # a start-up that failed is scored apart (benchmarks/capacity_accuracy.py: start-up failures)
+    assert doc.get("outcome", "started") in ("started", "startup_failed")
 
     source = doc["source"]
     assert isinstance(source.get("url"), str) and source["url"].startswith("https://")

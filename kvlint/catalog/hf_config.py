@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from kvlint.catalog.gguf import GGUFError, is_gguf_path, read_gguf_geometry
 from kvlint.deployment import AttentionKind, LayerGeometry, ModelGeometry
 from kvlint.inputs import MAX_FILE_BYTES, InputError, read_bounded
 
@@ -403,9 +404,15 @@ def geometry_from_config(config: Mapping[str, Any], name: str) -> ModelGeometry:
 
 
 def read_config(path: Union[str, Path], name: Optional[str] = None) -> ModelGeometry:
-    """Read a config.json file; `name` defaults to the file's path. Raises ConfigError."""
+    """Read a config.json file, or a GGUF model file's header (a path named *.gguf, read by
+    kvlint.catalog.gguf); `name` defaults to the file's path. Raises ConfigError."""
     path = Path(path)
     label = name or str(path)
+    if is_gguf_path(path):
+        try:
+            return read_gguf_geometry(path, name=label)
+        except GGUFError as error:
+            raise ConfigError(error.message) from None
     try:  # bounded and non-blocking (kvlint.load.read_bounded): a FIFO or device is refused
         raw = read_bounded(path)
     except InputError as error:

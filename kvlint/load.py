@@ -39,6 +39,8 @@ NATIVE_FORMATS = (
     "trtllm-options",
     "shell",
     "dockerfile",
+    "systemd",
+    "modelfile",
 )
 # The native formats that are not YAML, told apart by file name (a shell script may also be
 # recognised by its `#!` line, which the adapters check).
@@ -52,9 +54,15 @@ def is_dockerfile_name(name: str) -> bool:
 
 
 def text_native_format(name: str) -> Optional[str]:
-    """"dockerfile" or "shell" for a file name those formats use, else None."""
+    """The non-YAML native format a file name can have ("dockerfile", "shell", "systemd" for a
+    unit or a `.conf` drop-in, "modelfile"), else None; the adapters' sniff decides from the
+    content (a `.conf` file counts only inside a `<unit>.service.d` directory)."""
     if is_dockerfile_name(name):
         return "dockerfile"
+    if name == "Modelfile" or name.startswith("Modelfile.") or name.lower().endswith(".modelfile"):
+        return "modelfile"
+    if name.endswith((".service", ".conf")):
+        return "systemd"
     return "shell" if name.lower().endswith(SHELL_SUFFIXES) else None
 MAX_DEPTH = 64
 MAX_NODES_PER_DOCUMENT = 20_000  # counted through aliases: the alias-expansion budget

@@ -82,7 +82,7 @@ from typing import Any, List, Optional, Sequence, Union
 from kvlint.findings import Span
 from kvlint.load import NATIVE_FORMATS, SHELL_SUFFIXES, Document, LoadedFile, is_dockerfile_name, load_text
 
-from kvlint.adapters import compose, engine_config, helm_values, kubernetes, scripts
+from kvlint.adapters import compose, engine_config, helm_values, kubernetes, scripts, units
 from kvlint.adapters.result import Adaptation, Adapted, FlagUse, Problem, Reference, problem_code
 
 __all__ = [
@@ -101,7 +101,7 @@ FORMATS = NATIVE_FORMATS
 _YAML_EXT = (".yaml", ".yml", ".json")
 _SHELL_EXT = SHELL_SUFFIXES
 _SHEBANG = re.compile(rb"^#![^\n]*\b(ba|da|z|k)?sh\b")
-_ENGINE_WORDS = re.compile(rb"vllm|sglang|trtllm-serve|tensorrt")
+_ENGINE_WORDS = re.compile(rb"vllm|sglang|trtllm-serve|tensorrt|llama-server|llama-cli|ollama|LLAMA_ARG_")
 _K8S = re.compile(rb"^apiVersion:\s*(?!kvlint/)\S+", re.MULTILINE)
 _KIND = re.compile(rb"^kind:\s*\S+", re.MULTILINE)
 _COMPOSE_NAME = re.compile(r"^(docker-)?compose(\.[\w-]+)?\.ya?ml$")
@@ -110,6 +110,10 @@ _COMPOSE_NAME = re.compile(r"^(docker-)?compose(\.[\w-]+)?\.ya?ml$")
 def sniff(path: str, head: bytes) -> Optional[str]:
     """The format `adapt` would read, from the name and the first bytes; None if none."""
     name = os.path.basename(path)
+    if units.is_modelfile_name(path):
+        return "modelfile" if units.sniff_modelfile(path, head) else None
+    if units.is_unit_name(path):
+        return "systemd" if units.sniff_unit(path, head) else None
     if is_dockerfile_name(name):
         return "dockerfile" if _ENGINE_WORDS.search(head) or b"FROM" in head else None
     lowered = name.lower()
@@ -159,6 +163,12 @@ def adapt(
 
 def _adapt(path: str, text: str, documents: Optional[Sequence[Document]]) -> Adaptation:
     name = os.path.basename(path)
+    if units.is_modelfile_name(path):
+        workloads, problems = units.adapt_modelfile(path, text)
+        return Adaptation(path, "modelfile", workloads, problems)
+    if units.is_unit_name(path):
+        workloads, problems = units.adapt_unit(path, text)
+        return Adaptation(path, "systemd", workloads, problems)
     if is_dockerfile_name(name):
         workloads, problems = scripts.adapt_dockerfile(path, text)
         return Adaptation(path, "dockerfile", workloads, problems)

@@ -139,10 +139,16 @@ _MODULES = {
 }
 
 
+# llama.cpp's programs that build a context from common/arg.cpp options and serve or run it
+# (the image ENTRYPOINTs are /app/llama-server and /app/llama-cli: .devops/cpu.Dockerfile)
+LLAMA_PROGRAMS = frozenset({"llama-server", "llama-cli"})
+
+
 @dataclass(frozen=True)
 class Invocation:
-    engine: str  # "vllm", "sglang", "tensorrt-llm"
-    form: str  # "vllm serve", "api_server", "sglang serve", "launch_server", "trtllm-serve", "entrypoint"
+    engine: str  # "vllm", "sglang", "tensorrt-llm", "llama.cpp", "ollama"
+    form: str  # "vllm serve", "api_server", "sglang serve", "launch_server", "trtllm-serve", "entrypoint",
+    #            "llama-server", "llama-cli", "ollama serve"
     first: int  # index of the first engine argument in argv
     command_start: int  # index of the command word
 
@@ -158,6 +164,12 @@ def find_invocation(argv: Sequence[Arg]) -> Optional[Invocation]:
         if base == "sglang" and nxt == "serve":
             # console script since 0.5.9 (python/sglang/cli/serve.py)
             return Invocation("sglang", "sglang serve", i + 2, i)
+        if base in LLAMA_PROGRAMS:
+            return Invocation("llama.cpp", base, i + 1, i)
+        if base == "ollama" and nxt == "serve":
+            # the server reads its settings from OLLAMA_* variables
+            # (https://github.com/ollama/ollama/blob/v0.13.3/envconfig/config.go)
+            return Invocation("ollama", "ollama serve", i + 2, i)
         if base == "trtllm-serve":
             # a click group whose default command is `serve`
             if nxt == "serve":
@@ -184,7 +196,7 @@ def mentions_engine(text: str) -> bool:
     """Cheap test: could this text hold an engine command line?"""
     return any(
         token in text
-        for token in ("vllm", "sglang", "trtllm-serve", "launch_server")
+        for token in ("vllm", "sglang", "trtllm-serve", "launch_server", "llama-server", "llama-cli", "ollama")
     )
 
 
@@ -360,6 +372,17 @@ class _Parser:
                     span,
                 )
                 return None
+        if spec is None and not self.rules.equals and "=" in written:
+            option, _, value = written.partition("=")
+            if flag_table.lookup(self.engine, option) is not None:
+                self.problem(
+                    "unknown-flag",
+                    f"{flag_table.display(self.engine)} does not read {written!r} as {option} with a value: "
+                    f"it looks up the whole word and refuses to start (`invalid argument`); write "
+                    f"'{option} {value}'",
+                    span,
+                )
+                return None
         if spec is None:
             hint = flag_table.suggest(self.engine, written)
             self.problem(
@@ -379,7 +402,7 @@ class _Parser:
         args = self.args
         arg = args[i]
         text = arg.text
-        name, eq, _ = text.partition("=")
+        name, eq, _ = text.partition("=") if self.rules.equals else (text, "", "")
         name_end = len(name)
         value_start = name_end + 1 if eq else -1
         written = name
@@ -400,6 +423,20 @@ class _Parser:
             return i + 1
         if dotted_key is not None:
             return self._dotted(i, spec, dotted_key, value_start)
+        if spec.takes == "fa":
+            return self._flash_attn(i, spec, name_end)
+        if spec.takes == "value2":  # llama.cpp handler_str_str: the next two argv elements
+            pair = args[i + 1:i + 3]
+            if len(pair) < 2:
+                self.problem(
+                    "invalid-flag-value",
+                    f"{spec.spelling} expects two values; {flag_table.display(self.engine)} refuses to start",
+                    arg.span(0, name_end), ptr=spec.field or "",
+                )
+                return len(args)
+            texts = [p.text for p in pair]
+            self._store(spec, texts, arg, span_union(pair[0].span(), pair[1].span()), arg.span(0, name_end))
+            return i + 3
         if spec.takes in ("bool", "flag"):
             if eq:
                 self.problem(
@@ -456,6 +493,48 @@ class _Parser:
                 return nxt
             self._store(spec, resolved, arg, value_arg.span(start), key_span)
         return nxt
+
+    def _flash_attn(self, i: int, spec: flag_table.FlagSpec, name_end: int) -> int:
+        """llama.cpp `-fa`: a switch (on) in the old builds, `on|off|auto` from about b6327.
+
+        b4747 registers `{"-fa", "--flash-attn"}` without a value
+        (https://github.com/ggml-org/llama.cpp/blob/b4747/common/arg.cpp#L807-L813); the new
+        builds take a value, read with is_truthy / is_falsey / is_autoy
+        (https://github.com/ggml-org/llama.cpp/blob/0c1e57098bba43ac29e6e3b677cdceebdd22334f/common/arg.cpp#L1754).
+        Between b4747 and b6327 the boundary is not pinned, so both forms are read there.
+        """
+        arg = self.args[i]
+        key_span = arg.span(0, name_end)
+        build = llama_build(self.release)
+        nxt = self.args[i + 1] if i + 1 < len(self.args) else None
+        value_like = nxt is not None and (nxt.text in FA_VALUES or not _looks_like_option(nxt.text))
+        tri_state = build is not None and build >= FA_TRI_STATE_BUILD
+        switch = build is not None and build <= FA_SWITCH_BUILD
+        if switch or (not tri_state and not (nxt is not None and nxt.text in FA_VALUES)):
+            self._store(spec, "on", arg, key_span, key_span)
+            return i + 1
+        if nxt is None or not value_like:
+            self.problem(
+                "invalid-flag-value",
+                f"{spec.spelling} expects on, off or auto in llama.cpp {self.release}; llama.cpp "
+                "refuses to start (`expected value for argument`)",
+                key_span, ptr=spec.field or "",
+            )
+            return i + 1
+        text = self._text(nxt, 0, spec)
+        if text is None:
+            return i + 2
+        value = FA_VALUES.get(text)
+        if value is None:
+            self.problem(
+                "invalid-flag-value",
+                f"{spec.spelling} {text!r}: llama.cpp accepts on|off|auto (or 1|0|-1, true|false, "
+                "enabled|disabled) and refuses to start (`unknown value for --flash-attn`)",
+                nxt.span(), ptr=spec.field or "",
+            )
+            return i + 2
+        self._store(spec, value, arg, nxt.span(), key_span)
+        return i + 2
 
     def _text(self, arg: Arg, start: int, spec: flag_table.FlagSpec) -> Optional[str]:
         text = arg.text[start:]
@@ -624,6 +703,26 @@ class _Parser:
             if mapped is None:
                 return self._keep_in_options(spec, raw, span, "a model dtype kvlint knows")
             return mapped, True
+        if kind in ("stoi", "stoi0"):
+            number, rest = stoi(str(raw))
+            if number is None:
+                self.problem(
+                    "invalid-flag-value",
+                    f"{spec.spelling} expects an integer, not {raw!r}; llama.cpp refuses to start "
+                    "(std::stoi: invalid argument)",
+                    span, ptr=spec.field or "",
+                )
+                return None, False
+            if rest:
+                self.problem(
+                    "invalid-flag-value",
+                    f"llama.cpp reads {spec.spelling} {raw!r} as {number} (std::stoi stops at "
+                    f"{rest[0]!r}); write the whole number",
+                    span, "warning", spec.field or "",
+                )
+            if number < (0 if kind == "stoi0" else 1):
+                return self._keep_in_options(spec, number, span, "a positive integer")
+            return number, True
         if kind in ("int", "hint", "hint-auto", "bytes"):
             number = human_readable_int(str(raw), allow_auto=kind == "hint-auto") if kind != "int" else _int(raw)
             if number is None:
@@ -701,6 +800,39 @@ class _Parser:
             )
 
 
+# -fa values: is_truthy / is_falsey / is_autoy in common/arg.cpp
+FA_VALUES = {
+    "on": "on", "enabled": "on", "true": "on", "1": "on",
+    "off": "off", "disabled": "off", "false": "off", "0": "off",
+    "auto": "auto", "-1": "auto",
+}
+FA_SWITCH_BUILD = 4747  # read at this tag: a switch
+FA_TRI_STATE_BUILD = 6327  # on|off|auto by this build (downstream bumps record it)
+_BUILD = re.compile(r"^b(\d+)$")
+_STOI = re.compile(r"^[ \t\n\r\f\v]*([+-]?\d+)")
+
+
+def llama_build(release: Optional[str]) -> Optional[int]:
+    """4747 for llama.cpp's build tag "b4747"; None for anything else."""
+    match = _BUILD.match(release or "")
+    return int(match.group(1)) if match else None
+
+
+def stoi(text: str) -> Tuple[Optional[int], str]:
+    """C++ std::stoi: leading blanks, a sign and digits; the rest is ignored (returned)."""
+    match = _STOI.match(text)
+    if not match:
+        return None, text
+    number = int(match.group(1))
+    if not -(2**31) <= number < 2**31:
+        return None, text  # std::out_of_range
+    return number, text[match.end():]
+
+
+def span_union(first: Span, last: Span) -> Span:
+    return Span(first.line, first.column, last.end_line, last.end_column)
+
+
 def _int(raw: Any) -> Optional[int]:
     try:
         return int(str(raw).strip())
@@ -738,7 +870,9 @@ def parse_command(
 
 
 def _config_references(result: ParsedCommand, args: Sequence[Arg], engine: str) -> None:
-    kind = {"vllm": "vllm-config", "sglang": "sglang-config", "tensorrt-llm": "trtllm-options"}[engine]
+    kind = {"vllm": "vllm-config", "sglang": "sglang-config", "tensorrt-llm": "trtllm-options"}.get(engine)
+    if kind is None:
+        return  # llama.cpp / Ollama: no engine config file kvlint reads
     for setting in result.settings:
         if setting.pointer == "/engine/options/config" or setting.pointer == "/engine/options/extra_llm_api_options":
             if isinstance(setting.value, str):

@@ -17,7 +17,7 @@ from kvlint.load import Document
 from kvlint.adapters import shell
 from kvlint.adapters.cmdline import Arg, arg_from_located, arg_from_word
 from kvlint.adapters.images import engine_from_image
-from kvlint.adapters.launch import ReleaseFor, run_argv, shell_problems
+from kvlint.adapters.launch import ReleaseFor, image_backend, image_launch, run_argv, shell_problems
 from kvlint.adapters.result import Adapted, Problem, pointer
 from kvlint.adapters.source import LineLocator, scalar_locator
 from kvlint.adapters.workload import Draft, Fact, assemble, comment_statements, is_engine_env, problem
@@ -80,6 +80,8 @@ def _adapt_service(
     release_for = ReleaseFor(image.engine if image else None, image.release if image else None)
     entrypoint = (image.engine, len(entry)) if image is not None and not entry else None
     result = run_argv(entry + command, env_values, release_for, entrypoint=entrypoint)
+    if not result.recognised and image is not None and image.serves and not entry and not command:
+        result = image_launch(image.engine, document.span(f"{base}/image"))
     root = document.span(base)
     if not result.recognised:
         if image is None:
@@ -113,6 +115,7 @@ def _adapt_service(
         engine = launch.command.engine
         if image is not None and image.engine == engine:
             draft.engine = Fact(engine, image_span, f"{where} image", document.key_spans.get(f"{base}/image"))
+            draft.settings.extend(image_backend(image, image_span, document.key_spans.get(f"{base}/image"), where))
             if image.release:
                 draft.release = Fact(image.release, image_span, f"{where} image tag")
             else:

@@ -45,9 +45,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-ENGINES = ("vllm", "sglang", "tensorrt-llm")
+from kvlint.adapters.llamacpp_flags import KNOWN as LLAMACPP_KNOWN
 
-_DISPLAY = {"vllm": "vLLM", "sglang": "SGLang", "tensorrt-llm": "TensorRT-LLM"}
+ENGINES = ("vllm", "sglang", "tensorrt-llm", "llama.cpp", "ollama")
+
+_DISPLAY = {
+    "vllm": "vLLM", "sglang": "SGLang", "tensorrt-llm": "TensorRT-LLM", "llama.cpp": "llama.cpp",
+    "ollama": "Ollama",
+}
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,7 @@ class ParserRules:
     underscores: bool  # `--a_b` normalised to `--a-b` before the first `.`
     dotted: bool  # `--x.key value` JSON keys
     source: str
+    equals: bool = True  # `--x=value` is the option with a value (argparse, click)
 
 
 _RULES = {
@@ -76,6 +82,17 @@ _RULES = {
         abbrev=False, underscores=False, dotted=False,
         # click: exact option names; no token_normalize_func on the serve command
         source="https://github.com/NVIDIA/TensorRT-LLM/blob/00209af149e7774406881a37283dce303571eb11/tensorrt_llm/commands/serve.py",
+    ),
+    "llama.cpp": ParserRules(
+        abbrev=False, underscores=True, dotted=False, equals=False,
+        # common_params_parse_ex: `_` -> `-` in `--` options, then an exact lookup of the whole
+        # argv element (no prefixes, no `--x=value`); environment variables first, then argv
+        source="https://github.com/ggml-org/llama.cpp/blob/0c1e57098bba43ac29e6e3b677cdceebdd22334f/common/arg.cpp#L808",
+    ),
+    "ollama": ParserRules(
+        abbrev=False, underscores=False, dotted=False,
+        # `ollama serve` (cobra) reads its settings from OLLAMA_* variables, not flags
+        source="https://github.com/ollama/ollama/blob/v0.13.3/cmd/cmd.go",
     ),
 }
 
@@ -213,6 +230,27 @@ _MAPPED: Dict[str, Dict[str, Dict[str, Any]]] = {
     },
 }
 
+_L = "https://github.com/ggml-org/llama.cpp/blob/0c1e57098bba43ac29e6e3b677cdceebdd22334f/common/arg.cpp"
+_LLAMA_FIELDS: Dict[str, Tuple[str, str, str]] = {
+    # dest (llamacpp_flags.KNOWN) -> (manifest pointer, value type, registration in arg.cpp)
+    "model": ("/model/name", "str", f"{_L}#L3035"),
+    "hf_repo": ("/model/name", "str", f"{_L}#L3060"),
+    "ctx_size": ("/serving/context_size", "stoi0", f"{_L}#L1639"),
+    "parallel": ("/serving/max_num_seqs", "stoi", f"{_L}#L2544"),
+    "cache_type_k": ("/kv_cache/key_dtype", "str", f"{_L}#L2437"),
+    "cache_type_v": ("/kv_cache/value_dtype", "str", f"{_L}#L2450"),
+    "flash_attn": ("/engine/flash_attention", "fa", f"{_L}#L1754"),
+    "kv_unified": ("/serving/kv_unified", "bool", f"{_L}#L1724"),
+    "swa_full": ("/serving/swa_full", "bool", f"{_L}#L1690"),
+    "ubatch_size": ("/serving/ubatch_size", "stoi", f"{_L}#L1676"),
+}
+for _spelling, (_takes, _dest, _env, _builds) in LLAMACPP_KNOWN.items():
+    if _dest in _LLAMA_FIELDS:
+        _ptr, _type, _src = _LLAMA_FIELDS[_dest]
+        _MAPPED.setdefault("llama.cpp", {})[_spelling] = {
+            "dest": _dest, "field": _ptr, "type": _type, "source": _src,
+        }
+
 # JSON options whose keys carry a manifest field: dest -> [(path in the JSON, pointer)]
 _JSON_FIELDS: Dict[str, Dict[str, List[Tuple[Tuple[str, ...], str]]]] = {
     # AttentionConfig.backend, https://github.com/vllm-project/vllm/blob/v0.19.1/vllm/config/attention.py
@@ -230,13 +268,15 @@ _SGLANG_CHECKED = (
     "0.4.10.post2", "0.5.0rc0", "0.5.1", "0.5.2", "0.5.3", "0.5.4", "0.5.5", "0.5.6", "0.5.7",
     "0.5.8", "0.5.9", "0.5.10", "0.5.12", "0.5.15", "0.5.18", "0.5.20", "0.5.23",
 )
-_CHECKED = {"vllm": _VLLM_CHECKED, "sglang": _SGLANG_CHECKED, "tensorrt-llm": ()}
+_CHECKED = {"vllm": _VLLM_CHECKED, "sglang": _SGLANG_CHECKED, "tensorrt-llm": (), "llama.cpp": (), "ollama": ()}
 _KNOWN_SOURCE = {
     "vllm": "vLLM PyPI sources 0.11.0–0.33.0: vllm/engine/arg_utils.py, vllm/entrypoints/*/cli_args.py, "
     "vllm/entrypoints/cli/serve.py",
     "sglang": "SGLang PyPI sources (sampled releases): python/sglang/srt/server_args.py, "
     "python/sglang/srt/arg_groups/fields/*.py",
     "tensorrt-llm": _T,
+    "llama.cpp": "llama.cpp common/arg.cpp (kvlint/adapters/llamacpp_flags.py)",
+    "ollama": "https://github.com/ollama/ollama/blob/v0.13.3/cmd/cmd.go",
 }
 
 
@@ -1284,6 +1324,13 @@ _KNOWN: Dict[str, Dict[str, Tuple[str, str, Optional[str], Optional[str]]]] = {
     "vllm": _VLLM_KNOWN,
     "sglang": _SGLANG_KNOWN,
     "tensorrt-llm": _TRTLLM_KNOWN,
+    # llama.cpp: `bool`/`bool-neg` pairs are spelled out (`-kvu` / `-no-kvu`), so both read as
+    # switches here; `_spec` marks the negative spelling
+    "llama.cpp": {
+        spelling: ("flag" if takes in ("bool", "bool-neg") else takes, dest, None, None)
+        for spelling, (takes, dest, _env, _builds) in LLAMACPP_KNOWN.items()
+    },
+    "ollama": {"--help": ("flag", "help", None, None), "-h": ("flag", "help", None, None)},
 }
 
 # The model given positionally (`vllm serve MODEL`, `trtllm-serve MODEL`, `sglang serve MODEL`).
@@ -1319,14 +1366,20 @@ def _spec(engine: str, spelling: str) -> Optional[FlagSpec]:
             field_type = "bool"
         return FlagSpec(
             engine, spelling, mapped["dest"], takes, mapped["field"], field_type, added, removed,
-            mapped["source"], verified,
+            mapped["source"], verified, negated=_llama_negative(engine, spelling),
         )
     assert known is not None
     takes, dest, added, removed = known
     field_type = {"bool": "bool", "flag": "bool", "json": "json", "list": "str"}.get(takes, "str")
     return FlagSpec(
-        engine, spelling, dest, takes, None, field_type, added, removed, _KNOWN_SOURCE[engine], True
+        engine, spelling, dest, takes, None, field_type, added, removed, _KNOWN_SOURCE[engine], True,
+        negated=_llama_negative(engine, spelling),
     )
+
+
+def _llama_negative(engine: str, spelling: str) -> bool:
+    """`-no-kvu`, `--no-context-shift`: the negative spelling of a llama.cpp switch pair."""
+    return engine == "llama.cpp" and LLAMACPP_KNOWN.get(spelling, ("",))[0] == "bool-neg"
 
 
 def lookup(engine: str, spelling: str) -> Optional[FlagSpec]:

@@ -32,11 +32,13 @@ class ImageRef:
 
 @dataclass(frozen=True)
 class ImageEngine:
-    engine: str  # vllm | sglang | tensorrt-llm
+    engine: str  # vllm | sglang | tensorrt-llm | llama.cpp | ollama
     release: Optional[str]
     why_unknown: str  # when release is None: why, and how to supply it
     floating: bool  # the tag moves (`latest`) or is absent: an unpinned image
     source: str  # where the image→release rule comes from
+    backend: Optional[str] = None  # llama.cpp / Ollama: the ggml backend the image was built for
+    serves: bool = False  # the image's default command starts the server (no command needed)
 
 
 def parse_image(raw: str) -> ImageRef:
@@ -140,6 +142,9 @@ def engine_from_image(raw: str) -> Optional[ImageEngine]:
             "tensorrt-llm", "https://catalog.ngc.nvidia.com/orgs/nvidia/teams/tensorrt-llm/containers/release",
             _tag_version(tag), f"tag {tag!r} of {raw!r} does not name a TensorRT-LLM release",
         )
+    ggml = _ggml_image(raw, ref, repo, tag, floating)
+    if ggml is not None:
+        return ggml
     if repo == "nvidia/tritonserver":
         # YY.MM-trtllm-python-py3 / YY.MM-vllm-python-py3: the engine release needs NGC's
         # framework support matrix, which kvlint does not ship
@@ -150,6 +155,54 @@ def engine_from_image(raw: str) -> Optional[ImageEngine]:
             engine, "https://docs.nvidia.com/deeplearning/frameworks/support-matrix/index.html", None,
             f"{raw!r} is a Triton container; its {engine} release is listed only in NGC's support matrix",
         )
+    return None
+
+
+# ghcr.io/ggml-org/llama.cpp:<kind>[-<variant>][-b<build>], kind full | light | server, variant
+# the backend (no variant = the CPU build): .github/workflows/docker.yml and docs/docker.md at
+# https://github.com/ggml-org/llama.cpp/blob/0c1e57098bba43ac29e6e3b677cdceebdd22334f/docs/docker.md
+_LLAMA_TAG = re.compile(r"^(?P<kind>full|light|server)(?:-(?!b\d+$)(?P<variant>[a-z][a-z0-9]*))?(?:-b(?P<build>\d+))?$")
+_LLAMA_BACKENDS = {
+    None: "cpu", "cpu": "cpu", "s390x": "cpu", "cuda": "cuda", "cuda12": "cuda", "cuda13": "cuda",
+    "rocm": "hip", "musa": "musa", "intel": "sycl", "vulkan": "vulkan",
+}
+# ollama/ollama:<version>[-rocm]; `rocm` alone is a moving tag
+# (https://github.com/ollama/ollama/blob/v0.13.3/docs/docker.md)
+_OLLAMA_TAG = re.compile(r"^v?(?P<v>\d+\.\d+(?:\.\d+)?(?:-rc\d+)?)(?:-(?P<variant>rocm))?$")
+
+
+def _ggml_image(raw: str, ref: ImageRef, repo: str, tag: str, floating: bool) -> Optional[ImageEngine]:
+    """llama.cpp's and Ollama's images: release, backend, and whether they start the server."""
+    if repo in ("ggml-org/llama.cpp", "ggerganov/llama.cpp"):
+        source = "https://github.com/ggml-org/llama.cpp/blob/0c1e57098bba43ac29e6e3b677cdceebdd22334f/docs/docker.md"
+        match = _LLAMA_TAG.match(tag)
+        backend = _LLAMA_BACKENDS.get(match.group("variant")) if match else None
+        serves = bool(match) and match.group("kind") == "server"
+        if match and match.group("build"):
+            return ImageEngine("llama.cpp", f"b{match.group('build')}", "", False, source, backend, serves)
+        if match:
+            why = (f"image {raw!r} is not pinned to a llama.cpp build (:{tag} moves with every release); "
+                   f"pin a tag such as :{tag}-b4747")
+            return ImageEngine("llama.cpp", None, why, not ref.digest, source, backend, serves)
+        why = f"tag {tag!r} of {raw!r} does not name a llama.cpp build (bNNNN)"
+        if floating:
+            why = f"image {raw!r} is not pinned to a llama.cpp build ({':' + tag if tag else 'no tag'})"
+        return ImageEngine("llama.cpp", None, why, floating and not ref.digest, source, None, False)
+    if repo == "ollama/ollama":
+        source = "https://hub.docker.com/r/ollama/ollama"
+        match = _OLLAMA_TAG.match(tag)
+        if match:
+            backend = "hip" if match.group("variant") else None
+            return ImageEngine("ollama", match.group("v"), "", False, source, backend, True)
+        moving = floating or tag.lower() == "rocm"
+        why = (f"image {raw!r} is not pinned to an Ollama release ({':' + tag if tag else 'no tag'}); "
+               "pin a versioned tag such as ollama/ollama:0.13.3")
+        if not moving:
+            why = f"tag {tag!r} of {raw!r} does not name an Ollama release"
+        if ref.digest:
+            why = f"image {raw!r} is pinned by digest, which does not name the release"
+        return ImageEngine("ollama", None, why, moving and not ref.digest, source,
+                           "hip" if tag.lower() == "rocm" else None, True)
     return None
 
 

@@ -28,7 +28,7 @@ from kvlint.load import Document
 from kvlint.adapters import accelerators
 from kvlint.adapters.cmdline import Arg, arg_from_located, expand
 from kvlint.adapters.images import ImageEngine, engine_from_image
-from kvlint.adapters.launch import ReleaseFor, run_argv
+from kvlint.adapters.launch import ReleaseFor, image_backend, image_launch, run_argv
 from kvlint.adapters.result import Adapted, Problem, pointer
 from kvlint.adapters.source import LineLocator, scalar_locator
 from kvlint.adapters.workload import Draft, Fact, assemble, is_engine_env, problem
@@ -263,6 +263,8 @@ def _adapt_container(
     release_for = ReleaseFor(image.engine if image else None, image.release if image else None)
     entrypoint = (image.engine, len(command)) if image is not None and not command else None
     result = run_argv(command + args, env_values, release_for, kubernetes=True, entrypoint=entrypoint)
+    if not result.recognised and image is not None and image.serves and not command and not args:
+        result = image_launch(image.engine, doc.span(f"{ptr}/image"))
 
     container_span = doc.span(ptr)
     if not result.recognised:
@@ -325,6 +327,7 @@ def _engine_facts(
     command_span = draft.command.span if draft.command else draft.root
     if image is not None and image.engine == engine:
         draft.engine = Fact(engine, image_span, f"{where} image", image_key)
+        draft.settings.extend(image_backend(image, image_span, image_key, where))
         if image.release:
             draft.release = Fact(image.release, image_span, f"{where} image tag", image_key)
         else:

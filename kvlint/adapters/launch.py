@@ -16,13 +16,16 @@ from kvlint.findings import Span
 
 from kvlint.adapters import shell
 from kvlint.adapters.cmdline import (
-    Arg, Invocation, ParsedCommand, arg_from_word, expand, find_invocation, parse_command,
+    Arg, Invocation, ParsedCommand, Setting, arg_from_word, expand, find_invocation, parse_command,
 )
+from kvlint.adapters.images import ImageEngine, engine_from_image
 from kvlint.adapters.result import Problem, problem_code
 from kvlint.adapters.source import Locator
 from kvlint.adapters.workload import Fact, is_engine_env
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh"})
+# the program an engine image's ENTRYPOINT runs, when it is not the vLLM-style "entrypoint"
+ENTRYPOINT_FORMS = {"llama.cpp": "llama-server", "ollama": "ollama serve"}
 
 _SHELL_PROBLEM = {
     "unterminated-quote": "an unterminated quote",
@@ -54,6 +57,8 @@ class Launch:
     command: ParsedCommand
     env: Dict[str, Fact] = field(default_factory=dict)  # engine env set by the script itself
     in_shell: bool = False
+    # `docker run IMAGE …` in a script: (the image's engine, the image as written, its span)
+    image: Optional[Tuple[ImageEngine, str, Span]] = None
 
 
 @dataclass
@@ -130,6 +135,16 @@ def run_script(
             arg_from_word(word, locator, f"{origin} (shell, line {locator.position(word.start)[0]})")
             for word in words
         ]
+        docker = docker_run(argv, variables, release_for)
+        if docker is not None:
+            for launch in docker.launches:
+                engine_env = dict(exported)
+                engine_env.update(launch.env)
+                launch.env = engine_env
+            result.launches.extend(docker.launches)
+            result.problems.extend(docker.problems)
+            result.recognised = result.recognised or docker.recognised
+            continue
         invocation = find_invocation(argv)
         if invocation is None:
             continue
@@ -191,13 +206,111 @@ def run_argv(
     invocation = find_invocation(argv)
     if invocation is None and entrypoint is not None and entrypoint[1] <= len(argv):
         engine, first = entrypoint
-        invocation = Invocation(engine, "entrypoint", first, min(first, max(len(argv) - 1, 0)))
+        form = ENTRYPOINT_FORMS.get(engine, "entrypoint")
+        if engine == "llama.cpp" and first < len(argv) and argv[first].text in ("--server", "-s", "--run", "-r"):
+            # the `full` images run /app/tools.sh, which starts llama-server (--server) or
+            # llama-cli (--run) with the remaining arguments (.devops/tools.sh)
+            first += 1
+        if engine == "ollama" and first < len(argv) and argv[first].text == "serve":
+            first += 1  # the image's ENTRYPOINT is `ollama` and its CMD `serve`
+        invocation = Invocation(engine, form, first, min(first, max(len(argv) - 1, 0)))
     if invocation is None or not argv:
         return result
     parsed = parse_command(argv, invocation, release_for(invocation.engine), env, kubernetes=kubernetes)
     result.launches.append(Launch(parsed))
     result.recognised = True
     return result
+
+
+# `docker run` options that take a value (https://docs.docker.com/reference/cli/docker/container/run/)
+_DOCKER_VALUE_OPTIONS = frozenset({
+    "-e", "--env", "--env-file", "-v", "--volume", "-p", "--publish", "--name", "--gpus", "--device",
+    "-w", "--workdir", "--network", "--net", "--ipc", "--shm-size", "--runtime", "--restart", "-u",
+    "--user", "--entrypoint", "--platform", "--mount", "-l", "--label", "--label-file", "--add-host",
+    "--cpus", "-m", "--memory", "--memory-swap", "--ulimit", "--security-opt", "--cap-add", "--cap-drop",
+    "--hostname", "-h", "--log-driver", "--log-opt", "--pull", "--group-add", "--tmpfs", "--cidfile",
+    "--pid", "--userns", "--dns", "--expose", "--stop-signal", "--stop-timeout", "--cgroupns",
+    "--cpuset-cpus", "--device-cgroup-rule", "--health-cmd", "--uts", "--volumes-from", "-a", "--attach",
+})
+_CONTAINER_CLIS = frozenset({"docker", "podman", "nerdctl"})
+
+
+def docker_run(argv: Sequence[Arg], variables: Mapping[str, str], release_for: ReleaseFor) -> Optional[LaunchResult]:
+    """`docker run [OPTIONS] IMAGE [ARG...]` of a llama.cpp or Ollama image: the engine the image
+    runs, configured by `-e NAME=value` and the arguments after the image; None for anything else
+    (other images keep the generic engine-command search)."""
+    if len(argv) < 3 or os.path.basename(argv[0].text) not in _CONTAINER_CLIS:
+        return None
+    i = 1
+    if argv[i].text == "container":
+        i += 1
+    if i >= len(argv) or argv[i].text != "run":
+        return None
+    i += 1
+    env_args: List[Tuple[Arg, int]] = []  # (argument, offset of NAME=value in it)
+    entrypoint: Optional[Arg] = None
+    while i < len(argv):
+        text = argv[i].text
+        if text == "--":
+            i += 1
+            break
+        if not text.startswith("-") or text == "-":
+            break
+        name, eq, _ = text.partition("=")
+        takes_value = name in _DOCKER_VALUE_OPTIONS and not eq
+        if name in ("-e", "--env"):
+            if eq:
+                env_args.append((argv[i], len(name) + 1))
+            elif i + 1 < len(argv):
+                env_args.append((argv[i + 1], 0))
+        elif text.startswith("-e") and not text.startswith("--") and len(text) > 2 and "=" in text:
+            env_args.append((argv[i], 2))  # -eNAME=value
+        if name == "--entrypoint":
+            entrypoint = argv[i + 1] if takes_value and i + 1 < len(argv) else None
+        i += 2 if takes_value else 1
+    if i >= len(argv):
+        return None
+    image_arg = argv[i]
+    image = engine_from_image(image_arg.text)
+    if image is None or image.engine not in ENTRYPOINT_FORMS:
+        return None
+    env_values: Dict[str, str] = dict(variables)
+    env_facts: Dict[str, Fact] = {}
+    for arg, start in env_args:
+        key, eq, value = arg.text[start:].partition("=")
+        if not eq:
+            continue  # `-e NAME`: the value comes from the caller's environment
+        env_values[key] = value
+        if is_engine_env(key):
+            value_start = start + len(key) + 1
+            span = arg.span(value_start) if value_start < len(arg.text) else arg.span(start)
+            env_facts[key] = Fact(value, span, f"{arg.origin}: docker run -e {key}=",
+                                  arg.span(start, start + len(key)) if key else None)
+    rest = list(argv[i + 1:])
+    release = ReleaseFor(image.engine, image.release)
+    if entrypoint is not None:
+        result = run_argv([entrypoint] + rest, env_values, release)
+    else:
+        result = run_argv(rest, env_values, release, entrypoint=(image.engine, 0))
+        if not result.recognised and image.serves and not rest:
+            result = image_launch(image.engine, image_arg.whole)
+    for launch in result.launches:
+        launch.image = (image, image_arg.text, image_arg.whole)
+        launch.env = dict(env_facts)
+    return result
+
+
+def image_launch(engine: str, span: Span) -> LaunchResult:
+    """An image whose default command starts the server (ollama/ollama, llama.cpp `server`
+    images): one launch with no arguments, configured by its environment only."""
+    return LaunchResult(launches=[Launch(ParsedCommand(engine, "image", span))], recognised=True)
+
+
+def image_backend(image: Optional[ImageEngine], span: Span, key_span: Optional[Span], where: str) -> List[Setting]:
+    """engine.build.backend from an image variant (`server-cuda`, `:rocm`)."""
+    if image is None or image.backend is None:
+        return []
+    return [Setting("/engine/build/backend", image.backend, span, key_span, f"{where} image variant")]
 
 
 def span_union(first: Span, last: Span) -> Span:

@@ -20,7 +20,7 @@ from kvlint.findings import Span
 
 from kvlint.adapters.cmdline import Arg
 from kvlint.adapters.images import ImageEngine, engine_from_image
-from kvlint.adapters.launch import LaunchResult, ReleaseFor, run_argv, run_script
+from kvlint.adapters.launch import LaunchResult, ReleaseFor, image_backend, image_launch, run_argv, run_script
 from kvlint.adapters.result import Adapted, Problem
 from kvlint.adapters.source import LineLocator, Locator
 from kvlint.adapters.workload import Draft, Fact, assemble, comment_statements, is_engine_env, problem
@@ -85,11 +85,14 @@ def _drafts(
         if number == 0:
             draft.problems.extend(result.problems)
         draft.engine = Fact(parsed.engine, parsed.span, "command")
-        if image is not None and image[0].engine == parsed.engine:
-            engine_image, raw, span = image
-            draft.engine = Fact(parsed.engine, span, f"FROM {raw}")
+        launch_image = launch.image or image
+        if launch_image is not None and launch_image[0].engine == parsed.engine:
+            engine_image, raw, span = launch_image
+            origin = f"FROM {raw}" if launch.image is None else f"docker run {raw}"
+            draft.engine = Fact(parsed.engine, span, origin)
+            draft.settings.extend(image_backend(engine_image, span, None, origin))
             if engine_image.release:
-                draft.release = Fact(engine_image.release, span, f"FROM {raw} (image tag)")
+                draft.release = Fact(engine_image.release, span, f"{origin} (image tag)")
             else:
                 draft.release_why = engine_image.why_unknown
                 if engine_image.floating:
@@ -236,6 +239,8 @@ def adapt_dockerfile(path: str, text: str) -> Tuple[List[Adapted], List[Problem]
         # only a CMD on an engine image: its words follow the image's ENTRYPOINT
         ep = (engine_image.engine, 0) if engine_image is not None and entrypoint is None else None
         result = run_argv(argv, env_values, release_for, entrypoint=ep)
+        if not result.recognised and engine_image is not None and engine_image.serves and not argv and image:
+            result = image_launch(engine_image.engine, image[2])
     if not result.recognised:
         if image is not None:
             problems.append(problem(

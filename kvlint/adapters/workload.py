@@ -27,6 +27,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from kvlint.findings import Span
 
+from kvlint.adapters import ggml
 from kvlint.adapters.cmdline import ParsedCommand, Setting
 from kvlint.adapters.result import Adapted, ManifestBuilder, Problem, problem_code
 
@@ -48,7 +49,7 @@ STATEMENT_KEYS: Dict[str, Tuple[str, str]] = {
 # keys that steer the adapter rather than fill a field
 CONTROL_KEYS = frozenset({"container", "ignore"})
 
-ENGINE_ENV_PREFIXES = ("VLLM_", "SGLANG_", "SGL_", "TRTLLM_", "TLLM_", "TRT_LLM_")
+ENGINE_ENV_PREFIXES = ("VLLM_", "SGLANG_", "SGL_", "TRTLLM_", "TLLM_", "TRT_LLM_") + ggml.ENV_PREFIXES
 # warm-up scale divisors read by vLLM until 0.27 (vllm/envs.py)
 ENGINE_ENV_NAMES = frozenset({"Q_SCALE_CONSTANT", "K_SCALE_CONSTANT", "V_SCALE_CONSTANT"})
 
@@ -143,6 +144,12 @@ def assemble(draft: Draft) -> Adapted:
     # 2. native configuration
     native: Dict[str, Setting] = {}
     settings = list(draft.settings) + (list(draft.command.settings) if draft.command else [])
+    engine = draft.engine.value if draft.engine is not None else None
+    if engine in ggml.GGML_ENGINES:
+        # LLAMA_ARG_* / OLLAMA_* variables (the command line wins) and the f16 cache default
+        added, env_problems = ggml.finish(str(engine), settings, draft.env)
+        settings.extend(added)
+        problems.extend(env_problems)
     for setting in settings:
         if setting.pointer.startswith("/engine/options/") and isinstance(setting.value, dict):
             b.put_nested(setting.pointer, setting.value, setting.span, setting.provenance, setting.key_span)
@@ -158,7 +165,11 @@ def assemble(draft: Draft) -> Adapted:
 
     if not b.has("/kv_cache/dtype") and b.has("/engine/name"):
         span = draft.command.span if draft.command else draft.root
-        b.put("/kv_cache/dtype", "auto", span, "default (the engine's default KV cache dtype is auto)")
+        if engine in ggml.GGML_ENGINES:
+            b.put("/kv_cache/dtype", ggml.DEFAULT_CACHE_TYPE, span,
+                  f"default ({engine}'s K and V cache type is f16)")
+        else:
+            b.put("/kv_cache/dtype", "auto", span, "default (the engine's default KV cache dtype is auto)")
 
     for ptr in ("/engine/version", "/hardware/gpu", "/model/name"):
         if not b.has(ptr):
@@ -233,7 +244,7 @@ def _apply_statement(
     b.put(ptr, value, fact.span, fact.provenance, fact.key_span)
 
 
-_VERSION = re.compile(r"^v?(\d+(?:\.\d+){0,3}(?:[.-]?(?:rc|post|dev|a|b)\d*)?)$")
+_VERSION = re.compile(r"^(b\d{1,6}|v?(\d+(?:\.\d+){0,3}(?:[.-]?(?:rc|post|dev|a|b)\d*)?))$")
 
 
 def _convert_statement(kind: str, raw: Any) -> Any:
@@ -243,10 +254,11 @@ def _convert_statement(kind: str, raw: Any) -> Any:
     if kind == "engine":
         lowered = text.lower()
         lowered = {"trtllm": "tensorrt-llm", "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm"}.get(lowered, lowered)
-        return lowered if lowered in ("vllm", "sglang", "tensorrt-llm") else None
+        lowered = {"llamacpp": "llama.cpp", "llama-cpp": "llama.cpp", "llama-server": "llama.cpp"}.get(lowered, lowered)
+        return lowered if lowered in ("vllm", "sglang", "tensorrt-llm", "llama.cpp", "ollama") else None
     if kind == "version":
-        match = _VERSION.match(text)
-        return match.group(1) if match else None
+        match = _VERSION.match(text)  # a llama.cpp build tag (b4747) or a version
+        return (match.group(2) or match.group(1)) if match else None
     if kind == "int":
         try:
             return int(text)

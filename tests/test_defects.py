@@ -166,3 +166,113 @@ def test_an_unparseable_release_is_not_a_crash(workspace, version):
     result = invoke(["check", "--output-format", "json", "deploy.yaml"])
     assert result.exit_code in (0, 1), result.output
     assert not any(d["code"].startswith("KV8") for d in json.loads(result.stdout)["diagnostics"])
+
+
+@pytest.mark.parametrize("path", DEFECT_FILES, ids=lambda p: p.stem)
+def test_a_defect_has_a_passing_example_on_the_release_before(path):
+    """The acceptance rule of the KV8xx family: a passing example on the last catalogued release
+    before the first bad one, unless the affected range starts at (or before) the engine's first
+    catalogued release, where there is no release before to show."""
+    from kvlint.catalog import load_catalogs
+
+    defect = _read(path)
+    specifier = SpecifierSet(defect["affected"])
+    known = [Version(v) for v in load_catalogs().engines.known_versions(defect["engine"])]
+    bad = [v for v in known if specifier.contains(v, prereleases=True)]
+    assert bad, f"{path.name}: affected {defect['affected']} matches no catalogued {defect['engine']} release"
+    before = [v for v in known if v < bad[0]]
+    if not before or defect.get("no_release_before"):
+        return
+    passing = [e["manifest"] for e in defect["examples"] if not e["failing"]]
+    assert any(re.search(rf'version: "?{re.escape(str(before[-1]))}"?\n', m) for m in passing), (
+        f"{path.name}: add a passing example on {before[-1]}, the release before the first bad one ({bad[0]})")
+    failing = [e["manifest"] for e in defect["examples"] if e["failing"]]
+    assert any(re.search(rf'version: "?{re.escape(str(bad[0]))}"?\n', m) for m in failing), (
+        f"{path.name}: add a failing example on the first bad release {bad[0]}")
+
+
+def _codes(workspace, manifest: str) -> set:
+    (workspace / "deploy.yaml").write_text(manifest, encoding="utf-8")
+    result = invoke(["check", "--output-format", "json", "deploy.yaml"])
+    assert result.exit_code in (0, 1), result.output
+    return {d["code"] for d in json.loads(result.stdout)["diagnostics"]}
+
+
+_GEMMA2_SKIP_FULL = """\
+apiVersion: kvlint/v1
+kind: Deployment
+metadata:
+  name: example
+engine:
+  name: vllm
+  version: "{version}"
+  attention_backend: TRITON_ATTN
+hardware:
+{hardware}
+model:
+  name: google/gemma-2-9b
+kv_cache:
+  dtype: {dtype}
+  skip_layers: {skip}
+"""
+
+
+@pytest.mark.parametrize("version", ["0.25.0", "0.33.0"])
+def test_v2_is_one_finding_kv608_where_the_planner_runs_and_kv807_where_it_cannot(workspace, version):
+    """docs/defects.md: V2 (code reading) and KV608 (kvlint's planning arithmetic) describe one
+    cause. With a GPU whose memory is known, KV608 reports it and the defect stays silent; with a
+    GPU given by compute capability only, the arithmetic cannot run and the defect warns."""
+    known = _GEMMA2_SKIP_FULL.format(version=version, hardware="  gpu: H100-SXM-80GB", dtype="fp8", skip="[1]")
+    codes = _codes(workspace, known)
+    assert "KV608" in codes and "KV807" not in codes, codes
+    unknown = _GEMMA2_SKIP_FULL.format(version=version, hardware='  gpu: Custom-GPU\n  compute_capability: "9.0"',
+                                       dtype="fp8", skip="[1]")
+    codes = _codes(workspace, unknown)
+    assert "KV807" in codes and "KV608" not in codes, codes
+
+
+@pytest.mark.parametrize("skip, dtype", [("[sliding_window]", "fp8"), ("[0]", "fp8"), ("[1]", "bfloat16")])
+def test_v2_needs_a_skipped_full_attention_layer_and_an_fp8_cache(workspace, skip, dtype):
+    """Layer 0 of Gemma-2 slides (transformers Gemma2Config: sliding iff (i + 1) % 2), layer 1 is full."""
+    manifest = _GEMMA2_SKIP_FULL.format(version="0.25.0", hardware='  gpu: Custom-GPU\n  compute_capability: "9.0"',
+                                        dtype=dtype, skip=skip)
+    assert "KV807" not in _codes(workspace, manifest)
+
+
+_TRITON_BELOW_SM89 = """\
+apiVersion: kvlint/v1
+kind: Deployment
+metadata:
+  name: example
+engine:
+  name: vllm
+  version: "{version}"
+  attention_backend: TRITON_ATTN
+hardware:
+  gpu: A100-SXM-80GB
+model:
+  name: meta-llama/Llama-3.1-8B-Instruct
+kv_cache:
+  dtype: {dtype}
+"""
+
+
+@pytest.mark.parametrize("version", ["0.12.0", "0.23.0", "0.24.0", "0.25.1", "0.33.0"])
+@pytest.mark.parametrize("dtype", ["fp8", "fp8_e4m3", "fp8_e5m2"])
+def test_v6_triton_fp8_below_sm89_is_kv305_not_a_defect(workspace, version, dtype):
+    """V6 (the reference's candidate) is an engine check, not a defect kvlint adds: every fp8 kind
+    on TRITON_ATTN below SM89 fails, up to 0.23 compiling the kernel at warm-up ('type fp8e4nv not
+    supported'; vllm issue 26431; fp8_e5m2 too, the impl views every fp8 cache as e4m3fn, v0.23.0
+    triton_attn.py L596-602) and from 0.24.0 in TritonAttentionImpl.__init__ (v0.24.0
+    triton_attn.py L471-481). KV305 reports it, once."""
+    codes = _codes(workspace, _TRITON_BELOW_SM89.format(version=version, dtype=dtype))
+    assert "KV305" in codes and not any(code.startswith("KV8") for code in codes), codes
+
+
+def test_s2_fa3_e5m2_rewrite_is_kv301_not_a_defect(workspace):
+    """S2 (SGLang switches fa3 to triton for fp8_e5m2 with a warning, sglang v0.5.9 server_args.py
+    L1912) is catalogued behaviour that KV301 reports; no KV8xx repeats it."""
+    manifest = _TRITON_BELOW_SM89.format(version="0.5.9", dtype="fp8_e5m2").replace(
+        "name: vllm", "name: sglang").replace("TRITON_ATTN", "fa3").replace("A100-SXM-80GB", "H100-SXM-80GB")
+    codes = _codes(workspace, manifest)
+    assert "KV301" in codes and not any(code.startswith("KV8") for code in codes), codes

@@ -301,6 +301,12 @@ def geometry_from_config(config: Mapping[str, Any], name: str) -> ModelGeometry:
     text, model_type = _text_config(config)
     for key, value in _CLASS_DEFAULTS.get(model_type, {}).items():
         text.setdefault(key, value)
+    linear = linear_layer_count(config)
+    if linear:  # a hybrid: its state layers are not KV layers (a config without layer_types too)
+        raise ConfigError(
+            f"{name}: a hybrid model: {linear} layer(s) are linear_attention/mamba state layers, "
+            "which kvlint does not size"
+        )
 
     layers_raw = _first(text, ("num_hidden_layers", "n_layer", "num_layers", "n_layers"))
     if layers_raw is None:
@@ -403,16 +409,31 @@ def geometry_from_config(config: Mapping[str, Any], name: str) -> ModelGeometry:
     )
 
 
-def read_config(path: Union[str, Path], name: Optional[str] = None) -> ModelGeometry:
-    """Read a config.json file, or a GGUF model file's header (a path named *.gguf, read by
-    kvlint.catalog.gguf); `name` defaults to the file's path. Raises ConfigError."""
+# Layer types that hold a recurrent state rather than a KV cache (Qwen3-Next / Qwen3.5 Gated
+# DeltaNet "linear_attention", Mamba layers of hybrid models): vLLM gives them a MambaSpec.
+LINEAR_LAYER_TYPES = frozenset({"linear_attention", "mamba"})
+
+
+def linear_layer_count(config: Mapping[str, Any]) -> Optional[int]:
+    """How many layers of a Hugging Face config hold a linear-attention / Mamba state: counted in
+    `layer_types`, else from `full_attention_interval` (transformers' Qwen3NextConfig: layer i is
+    full attention iff (i + 1) % interval == 0). None when the config does not say."""
+    if not isinstance(config, Mapping):
+        return None
+    text, _ = _text_config(config)
+    layer_types = text.get("layer_types")
+    if isinstance(layer_types, list):
+        return sum(1 for entry in layer_types if str(entry).strip().lower() in LINEAR_LAYER_TYPES)
+    interval, layers = text.get("full_attention_interval"), text.get("num_hidden_layers")
+    if (isinstance(interval, int) and not isinstance(interval, bool) and interval > 0
+            and isinstance(layers, int) and not isinstance(layers, bool) and layers > 0):
+        return sum(1 for i in range(layers) if (i + 1) % interval)
+    return None
+
+
+def read_config_json(path: Union[str, Path]) -> Any:
+    """The parsed JSON of a config.json file (bounded, non-blocking read). Raises ConfigError."""
     path = Path(path)
-    label = name or str(path)
-    if is_gguf_path(path):
-        try:
-            return read_gguf_geometry(path, name=label)
-        except GGUFError as error:
-            raise ConfigError(error.message) from None
     try:  # bounded and non-blocking (kvlint.load.read_bounded): a FIFO or device is refused
         raw = read_bounded(path)
     except InputError as error:
@@ -420,10 +441,20 @@ def read_config(path: Union[str, Path], name: Optional[str] = None) -> ModelGeom
     if len(raw) > MAX_FILE_BYTES:
         raise ConfigError(f"{path}: cannot read config.json: larger than the {MAX_FILE_BYTES:,}-byte limit")
     try:
-        config = json.loads(raw.decode("utf-8"))
+        return json.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: not valid JSON: {error}") from None
-    return geometry_from_config(config, label)
+
+
+def read_config(path: Union[str, Path], name: Optional[str] = None) -> ModelGeometry:
+    """Read a config.json file, or a GGUF model file's header (a path named *.gguf, read by
+    kvlint.catalog.gguf); `name` defaults to the file's path. Raises ConfigError."""
+    if is_gguf_path(path):
+        try:
+            return read_gguf_geometry(path, name=name or str(path))
+        except GGUFError as error:
+            raise ConfigError(error.message) from None
+    return geometry_from_config(read_config_json(path), name or str(path))
 
 
 # --- the manifest's model.geometry block -------------------------------------------------------

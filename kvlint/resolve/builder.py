@@ -31,8 +31,10 @@ from kvlint.resolve.fields import (
     model_geometry,
     build_deployment,
     get,
+    linear_layers,
     memory_plan,
     model_dtype,
+    speculative,
     weights_bytes,
 )
 
@@ -245,6 +247,9 @@ class FactsBuilder:
         version = str(get(data, "engine", "version") or "")
         gpu = self._gpu()
         geometry = self._model()
+        linear = linear_layers(data, self.manifest_path)
+        self.facts["model"].update(linear_layers=linear, hybrid_linear=bool(linear))
+        self.facts["speculative"] = speculative(data)
         max_model_len = self._serving(geometry)
         view = EngineView(self.catalogs, engine_name, version, self.facts)
         dtype_literal = get(data, "kv_cache", "dtype", kind=str) or "auto"
@@ -293,6 +298,8 @@ class FactsBuilder:
                 for layer in geometry.layers
             )
         self.facts["skip"]["effective"] = sorted(skipped) if quantized else []
+        full = {layer.index for layer in geometry.layers if layer.kind == "full"} if geometry is not None else set()
+        self.facts["skip"]["full_attention"] = sorted(skipped & full) if quantized else []
         self.facts["skip"]["sliding_layers"] = self.facts["model"].get("sliding_layers", 0)
 
         backend, backend_block = None, None

@@ -8,12 +8,21 @@ Rules never call the catalog; they read the facts document built here (kvlint/fa
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
 from kvlint.catalog import Catalogs
 from kvlint.catalog.models import WEIGHT_DTYPE_BYTES
-from kvlint.catalog.hf_config import ConfigError, cached_config, manifest_geometry_overrides, read_config
+from kvlint.catalog.hf_config import (
+    LINEAR_LAYER_TYPES,
+    ConfigError,
+    cached_config,
+    linear_layer_count,
+    manifest_geometry_overrides,
+    read_config,
+    read_config_json,
+)
 from kvlint.deployment import (
     Deployment,
     GpuInfo,
@@ -87,6 +96,60 @@ def model_geometry(
         except (ConfigError, ValueError) as exc:
             model_facts.setdefault("config_error", f"model.geometry is incomplete: {_reason(exc)}")
     return base
+
+
+def linear_layers(data: Dict[str, Any], manifest_path: Optional[Path]) -> Optional[int]:
+    """How many layers of the model are linear-attention / Mamba state layers (a hybrid such as
+    Qwen3-Next or Qwen3.5): model.geometry.layer_types, else model.config, else the config in the
+    local Hugging Face cache. None when none of them says (never guessed from the name)."""
+    written = get(data, "model", "geometry", "layer_types", kind=list)
+    if written is not None:
+        return sum(1 for entry in written if isinstance(entry, str) and entry in LINEAR_LAYER_TYPES)
+    name = get(data, "model", "name", kind=str) or ""
+    config_path = get(data, "model", "config", kind=str)
+    candidates = []
+    if config_path:
+        candidates.append((manifest_path.parent if manifest_path else Path.cwd()) / config_path)
+    elif name:
+        cached = cached_config(name)
+        if cached is not None:
+            candidates.append(cached)
+    for path in candidates:
+        try:
+            return linear_layer_count(read_config_json(path))
+        except (ConfigError, OSError, ValueError):
+            return None  # model_geometry reports why the file cannot be used
+    return None
+
+
+def speculative(data: Dict[str, Any]) -> Dict[str, Any]:
+    """The speculative-decoding block: `speculative` as written, else engine.options'
+    speculative_config (vLLM --speculative-config, a JSON object or its text, as the native
+    command-line adapter keeps it). Values of the wrong type read as unknown (null)."""
+    block = get(data, "speculative", kind=dict)
+    if block is None:
+        options = get(data, "engine", "options", kind=dict) or {}
+        raw = options.get("speculative_config", options.get("speculative-config"))
+        if isinstance(raw, str):
+            try:
+                raw = json.loads(raw)
+            except (ValueError, RecursionError):
+                raw = None
+        block = raw if isinstance(raw, dict) else None
+    block = block or {}
+
+    def text(key: str) -> Optional[str]:
+        value = block.get(key)
+        return value if isinstance(value, str) and value.strip() else None
+
+    tokens = block.get("num_speculative_tokens")
+    return {
+        "given": bool(block),
+        "method": text("method"),
+        "model": text("model"),
+        "num_speculative_tokens": tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None,
+        "kv_cache_dtype": text("kv_cache_dtype"),
+    }
 
 
 def _reason(exc: BaseException) -> str:

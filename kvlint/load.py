@@ -41,6 +41,7 @@ NATIVE_FORMATS = (
     "dockerfile",
     "systemd",
     "modelfile",
+    "helm-ollama",
 )
 # The native formats that are not YAML, told apart by file name (a shell script may also be
 # recognised by its `#!` line, which the adapters check).

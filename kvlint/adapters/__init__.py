@@ -82,7 +82,7 @@ from typing import Any, List, Optional, Sequence, Union
 from kvlint.findings import Span
 from kvlint.load import NATIVE_FORMATS, SHELL_SUFFIXES, Document, LoadedFile, is_dockerfile_name, load_text
 
-from kvlint.adapters import compose, engine_config, helm_values, kubernetes, scripts, units
+from kvlint.adapters import compose, engine_config, helm_values, kubernetes, ollama_chart, scripts, units
 from kvlint.adapters.result import Adaptation, Adapted, FlagUse, Problem, Reference, problem_code
 
 __all__ = [
@@ -125,6 +125,9 @@ def sniff(path: str, head: bytes) -> Optional[str]:
         return None
     if b"servingEngineSpec" in head:
         return "helm-production-stack"
+    if re.search(rb"^\s*ollama:\s*$", head, re.MULTILINE) and (
+            re.search(rb"^\s*(gpu|models|defaultModel):", head, re.MULTILINE)):
+        return "helm-ollama"
     if _K8S.search(head) and _KIND.search(head):
         return "kubernetes"
     if _COMPOSE_NAME.match(lowered) or re.search(rb"^services:\s*$", head, re.MULTILINE):
@@ -184,7 +187,10 @@ def _adapt(path: str, text: str, documents: Optional[Sequence[Document]]) -> Ada
 
 def _adapt_yaml(path: str, text: str, documents: List[Document]) -> Adaptation:
     result = Adaptation(path, None)
-    k8s_docs = [d for d in documents if kubernetes.is_kubernetes(d.data) and not _is_kvlint(d.data)]
+    k8s_docs = [
+        d for d in documents
+        if kubernetes.is_kubernetes(d.data) and not _is_kvlint(d.data) and ollama_chart.values_of(d.data) is None
+    ]
     if k8s_docs:
         workloads, problems = kubernetes.adapt_documents(path, text, k8s_docs)
         result.format = "kubernetes"
@@ -192,9 +198,14 @@ def _adapt_yaml(path: str, text: str, documents: List[Document]) -> Adaptation:
         result.problems.extend(problems)
     for document in documents:
         data: Any = document.data
-        if _is_kvlint(data) or kubernetes.is_kubernetes(data):
+        if _is_kvlint(data):
             continue
-        if helm_values.detect(data):
+        if ollama_chart.values_of(data) is not None:
+            workloads, problems = ollama_chart.adapt_document(path, text, document)
+            fmt = "helm-ollama"
+        elif kubernetes.is_kubernetes(data):
+            continue
+        elif helm_values.detect(data):
             workloads, problems = helm_values.adapt_document(path, text, document)
             fmt = "helm-production-stack"
         elif compose.detect(data, path):

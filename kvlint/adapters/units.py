@@ -272,6 +272,7 @@ def adapt_modelfile(path: str, text: str) -> Tuple[List[Adapted], List[Problem]]
             ))
     draft.statements = dict(comments)
     draft.hints.update(_HINTS)
+    draft.hints["/hardware/gpu"] = "the GPU model: a `# kvlint: gpu=H100-SXM-80GB` comment in the Modelfile"
     draft.hints["/engine/version"] = (
         "the Ollama release that serves this model: a `# kvlint: engine-version=0.13.3` comment"
     )

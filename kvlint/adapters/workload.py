@@ -115,6 +115,13 @@ _DEFAULT_HINTS = {
 }
 
 
+# Ollama's server takes no model argument: clients name the model per request
+_OLLAMA_MODEL_HINT = (
+    "the model this Ollama server is checked for (its clients name it per request): a statement "
+    "(annotation `kvlint.dev/model: org/name`, or a `# kvlint: model=org/name` comment)"
+)
+
+
 def assemble(draft: Draft) -> Adapted:
     b = ManifestBuilder(draft.file, draft.root)
     problems: List[Problem] = list(draft.problems)
@@ -173,7 +180,8 @@ def assemble(draft: Draft) -> Adapted:
 
     for ptr in ("/engine/version", "/hardware/gpu", "/model/name"):
         if not b.has(ptr):
-            how = draft.hints.get(ptr) or _DEFAULT_HINTS[ptr]
+            how = draft.hints.get(ptr) or (_OLLAMA_MODEL_HINT if engine == "ollama" and ptr == "/model/name"
+                                           else _DEFAULT_HINTS[ptr])
             if ptr == "/engine/version" and draft.release_why:
                 how = f"{draft.release_why}; {how}"
             b.set_missing(ptr, how)

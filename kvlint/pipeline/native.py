@@ -21,7 +21,8 @@ from kvlint.config import Config
 from kvlint.findings import Finding
 from kvlint.load import Document, LoadedFile, find_suppressions, load_bytes
 
-YAML_FORMATS = ("kubernetes", "helm-production-stack", "compose", "vllm-config", "sglang-config", "trtllm-options")
+YAML_FORMATS = ("kubernetes", "helm-production-stack", "compose", "vllm-config", "sglang-config", "trtllm-options",
+                "helm-ollama")
 SNIFF_WINDOW = 8 * 1024
 # A kvlint/v1 manifest declares its apiVersion near the top; a walk keeps only files that do
 # (or native deployment files).

@@ -13,6 +13,10 @@ own schemas use is compiled once into closures:
 A schema using any keyword outside the subset compiles to None and the caller falls back to
 jsonschema, so semantics never drift from JSON Schema's. Differential tests
 (tests/test_conditions.py) run both on every rule, every example and fuzzed manifests.
+
+With `linear_patterns`, a `pattern` is searched by kvlint.linear_regex (linear in the value,
+whatever the pattern) instead of `re`: an organisation's rule files come from the repository
+under review, and `re` backtracks. A pattern outside that engine's subset raises UnsafePattern.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import re
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from kvlint import pointer as json_pointer
+from kvlint.linear_regex import LinearPattern
 
 Predicate = Callable[[Any], bool]
 
@@ -59,20 +64,25 @@ def _number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def compile_condition(schema: Any, root: Optional[Mapping[str, Any]] = None) -> Optional[Predicate]:
+def compile_condition(
+    schema: Any, root: Optional[Mapping[str, Any]] = None, linear_patterns: bool = False
+) -> Optional[Predicate]:
     """A predicate equivalent to validating against `schema`, or None if outside the subset.
 
-    `root` is the document `$ref`s resolve against (default: the schema itself).
+    `root` is the document `$ref`s resolve against (default: the schema itself). With
+    `linear_patterns`, `pattern` is searched in linear time (kvlint.linear_regex), and a pattern
+    outside that engine's subset raises UnsafePattern.
     """
     try:
-        return _Compiler(root if root is not None else schema).compile(schema)
+        return _Compiler(root if root is not None else schema, linear_patterns).compile(schema)
     except _Unsupported:
         return None
 
 
 class _Compiler:
-    def __init__(self, root: Any):
+    def __init__(self, root: Any, linear_patterns: bool = False):
         self.root = root
+        self.linear_patterns = linear_patterns
         self.refs: Dict[str, Predicate] = {}
 
     def compile(self, schema: Any) -> Predicate:
@@ -159,6 +169,9 @@ class _Compiler:
             inner = self.compile(value)
             return lambda v: not inner(v)
         if keyword == "pattern":
+            if self.linear_patterns:
+                search = LinearPattern(value).search
+                return lambda v: not isinstance(v, str) or search(v)
             regex = re.compile(value)
             return lambda v: not isinstance(v, str) or regex.search(v) is not None
         if keyword == "minimum":

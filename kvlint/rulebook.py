@@ -22,7 +22,10 @@ from kvlint.resources import rules_dir
 from kvlint.conditions import compile_condition
 from kvlint.datacache import load_cached, load_cached_group
 from kvlint.errors import RuleError
+from kvlint.inputs import MAX_FILE_BYTES, InputError, read_bounded
+from kvlint.linear_regex import LinearPattern, PatternBudgetExceeded, UnsafePattern
 from kvlint.schema import first_error
+from kvlint.text import printable
 
 DOCS_BASE = "https://github.com/kvlint/kvlint/blob/main/docs/rules/"
 
@@ -137,14 +140,23 @@ class Rulebook:
         return replace(finding, name=rule.name, severity=rule.severity, url=rule.url)
 
     def condition_predicate(self, rule: Rule) -> Any:
-        """A callable facts -> bool: compiled when possible, else jsonschema's is_valid."""
+        """A callable facts -> bool: compiled when possible, else jsonschema's is_valid.
+
+        An organisation rule's `pattern`s are searched in linear time (kvlint.linear_regex): its
+        file comes from the repository under review, and `re` backtracks. A pattern outside the
+        linear subset is a RuleError naming the file (load_rulebook compiles every organisation
+        rule up front, so that error comes before any manifest is read)."""
         predicate = self._validators.get(rule.code)
         if predicate is None:
-            predicate = compile_condition(rule.condition)
-            if predicate is None:
-                from jsonschema import Draft202012Validator
-
-                predicate = Draft202012Validator(rule.condition).is_valid
+            try:
+                predicate = compile_condition(rule.condition, linear_patterns=not rule.builtin)
+                if predicate is None:
+                    predicate = _jsonschema_predicate(rule.condition, linear_patterns=not rule.builtin)
+            except UnsafePattern as exc:
+                raise RuleError(
+                    f"{rule.path}: {rule.code}: {printable(str(exc))}; an organisation rule's condition may use only "
+                    "patterns kvlint can search in linear time (see docs/security.md)"
+                ) from None
             self._validators[rule.code] = predicate
         return predicate
 
@@ -166,7 +178,7 @@ class Rulebook:
                 continue
             if not rule.applies(engine, version, kind):
                 continue
-            holds = self.condition_predicate(rule)
+            holds = _bounded(rule, self.condition_predicate(rule))
             if rule.for_each:
                 items = json_pointer.resolve(facts, rule.for_each)
                 for item in items if isinstance(items, list) else []:
@@ -178,6 +190,64 @@ class Rulebook:
             elif holds(facts):
                 fired.append((rule, render(message_template(rule.message, facts), facts), render(rule.pointer, facts)))
         return fired
+
+
+def _bounded(rule: Rule, predicate: Any) -> Any:
+    """The predicate, with a pattern's work budget running out reported as a RuleError on the file."""
+    if rule.builtin:
+        return predicate
+
+    def holds(facts: Any) -> bool:
+        try:
+            return bool(predicate(facts))
+        except PatternBudgetExceeded as exc:
+            raise RuleError(f"{rule.path}: {rule.code}: {printable(str(exc))}; simplify the pattern") from None
+
+    return holds
+
+
+def _walk_schema(schema: Any):
+    """Every subschema of a JSON Schema (the values under `properties`, `$defs`, ... are schemas,
+    never keywords)."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, Mapping):
+            yield node
+            for keyword, value in node.items():
+                if keyword in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"):
+                    if isinstance(value, Mapping):
+                        stack.extend(value.values())
+                elif keyword not in ("const", "enum", "examples", "default"):
+                    stack.append(value)
+
+
+def _jsonschema_predicate(condition: Any, linear_patterns: bool) -> Any:
+    """jsonschema's is_valid for a condition outside kvlint's compiled subset; with
+    linear_patterns its `pattern` keyword searches with kvlint.linear_regex."""
+    from jsonschema import Draft202012Validator, ValidationError, validators
+
+    if not linear_patterns:
+        return Draft202012Validator(condition).is_valid
+    compiled: Dict[str, LinearPattern] = {}
+    for node in _walk_schema(condition):
+        if "patternProperties" in node:
+            raise UnsafePattern("patternProperties is not supported (use propertyNames with a pattern)")
+        if isinstance(node.get("pattern"), str):
+            compiled.setdefault(node["pattern"], LinearPattern(node["pattern"]))
+
+    def pattern(validator: Any, source: str, instance: Any, schema: Any):
+        if not validator.is_type(instance, "string"):
+            return
+        search = compiled.get(source)
+        if search is None:  # pragma: no cover - every pattern was compiled above
+            search = compiled[source] = LinearPattern(source)
+        if not search.search(instance):
+            yield ValidationError(f"does not match {source!r}")
+
+    return validators.extend(Draft202012Validator, {"pattern": pattern})(condition).is_valid
 
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\}")
@@ -422,6 +492,42 @@ def load_rulebook(extra_dirs: Tuple[str, ...] = ()) -> Rulebook:
         folder = Path(directory)
         if not folder.is_dir():
             raise RuleError(f"rules-dir {directory} is not a directory")
-        for path in rule_files(folder):
-            book.add(read_rule_file(path, validate=True))
+        for path in organisation_rule_files(folder):
+            rule = read_organisation_rule(path)
+            book.add(rule)
+            book.condition_predicate(rule)  # an unsafe pattern ends the run here, naming the file
     return book
+
+
+def organisation_rule_files(directory: Path) -> List[Path]:
+    """The `*.yaml` entries of a rules-dir that are not directories: a FIFO, a device or a
+    dangling link among them is a rule error, never silently skipped."""
+    try:
+        return sorted(p for p in directory.glob("*.yaml") if not p.is_dir())
+    except OSError as exc:
+        raise RuleError(f"rules-dir {directory}: cannot list it: {exc.strerror or exc}") from None
+
+
+def read_organisation_rule(path: Path) -> Rule:
+    """An organisation rule file: read bounded and non-blocking (kvlint.inputs, which also records
+    it so that no output overwrites it), parsed safely, validated against schemas/rule.json."""
+    try:
+        raw = read_bounded(path)
+    except InputError as exc:
+        raise RuleError(f"{path}: cannot read rule file: {exc.message}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise RuleError(f"{path}: cannot read rule file: larger than the {MAX_FILE_BYTES:,}-byte limit")
+    try:
+        text = raw.decode("utf-8")
+        # an alias shares a node, and validating a tree of aliases of aliases walks 2**n nodes
+        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=_YamlLoader)):
+            raise RuleError(f"{path}: invalid rule file: YAML aliases (*name) are not allowed in a rule file")
+        data = yaml.load(text, Loader=_YamlLoader)
+        problem = first_error(data, "rule.json")
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise RuleError(f"{path}: cannot read rule file: {exc}") from None
+    except RecursionError:
+        raise RuleError(f"{path}: invalid rule file: nested too deeply") from None
+    if problem:
+        raise RuleError(f"{path}: invalid rule file: {problem}")
+    return _rule_from_data(data, str(path), builtin=False)

@@ -40,9 +40,6 @@ GiB = 1 << 30
 HERE = Path(__file__).resolve().parent
 LOGS = HERE / "capacity_logs"
 
-# "KV pool = ceil(D B x f) - W B weights - N B non-KV = P B per GPU" (vLLM); SGLang has no ceil().
-POOL_NOTE = re.compile(
-    r"KV pool = (?:ceil\()?([\d,]+) B x ([\d.]+)\)? - ([\d,]+) B weights - ([\d,]+) B non-KV")
 
 
 def load_logs(directory: Path) -> List[dict]:
@@ -93,14 +90,14 @@ def run_capacity(kvlint: List[str], manifests: Dict[str, dict]) -> Dict[str, dic
 
 
 def pool_terms(entry: dict) -> Optional[dict]:
-    """Device bytes, fraction, weights and non-KV bytes kvlint used, from its own pool note."""
-    for note in entry.get("assumptions", []):
-        m = POOL_NOTE.search(note)
-        if m:
-            device, fraction, weights, non_kv = m.groups()
-            return {"device": int(device.replace(",", "")), "fraction": float(fraction),
-                    "weights": int(weights.replace(",", "")), "non_kv": int(non_kv.replace(",", ""))}
-    return None
+    """Device bytes, fraction, weights and non-KV bytes kvlint used (its JSON `engine.pool_terms`
+    and `engine.memory_fraction`; for SGLang `non_kv` is the memory before its first reading)."""
+    engine = entry.get("engine") or {}
+    terms, fraction = engine.get("pool_terms") or {}, engine.get("memory_fraction")
+    if not all(k in terms for k in ("device", "weights", "non_kv")) or fraction is None:
+        return None
+    return {"device": terms["device"], "fraction": fraction, "weights": terms["weights"],
+            "non_kv": terms["non_kv"]}
 
 
 def pct(predicted: Optional[float], logged: Optional[float]) -> Optional[float]:

@@ -89,6 +89,9 @@ class ModelGeometry:
     qk_rope_head_dim: Optional[int] = None
     has_sinks: bool = False
     source: str = "catalog"  # catalog | config | manifest
+    # The checkpoint's HF `architectures` (catalog entries; empty when unknown). Engines key
+    # release behaviour on them (SGLang's multimodal memory-fraction factor, hybrid-pool overrides).
+    architectures: Tuple[str, ...] = ()
 
     @property
     def is_mla(self) -> bool:

@@ -41,7 +41,15 @@ VLLM_NON_TORCH_TP_ESTIMATE = int(2.1 * GiB)
 #   fit logs: 0.86-1.61 GiB, median 0.94).
 VLLM_CUDAGRAPH_ESTIMATE = 1 * GiB
 VLLM_NON_KV_ESTIMATE = VLLM_ACTIVATION_ESTIMATE + VLLM_NON_TORCH_ESTIMATE  # one GPU, before CUDA graphs
-SGLANG_NON_KV_ESTIMATE = 512 * MiB  # CUDA context / NCCL outside the mem_fraction_static budget
+# SGLang sizes its pool from its own first memory reading, taken after the CUDA context and the
+# distributed init exist: rest = avail_after_weights - total * (1 - mem_fraction_static) with
+# total = that reading (model_runner.py `profile_max_num_token`, `init_memory_pool`). So
+# pool = (device - baseline) * mem_fraction_static - weights: memory held before the reading is
+# scaled by the fraction, not subtracted in full. The baseline estimate is the one fit log that
+# prints SGLang's first reading (benchmarks/capacity_logs/sglang-l4x4-qwq-32b: "Load weight begin.
+# avail mem=21.63 GB" on an L4 whose catalog total is 22.49 GiB, so 0.86 GiB, which includes the
+# nvidia-smi-vs-CUDA gap where the catalog has only the nvidia-smi total).
+SGLANG_BASELINE_ESTIMATE = int(0.86 * GiB)
 TRTLLM_NON_KV_ESTIMATE = 2 * GiB  # peak activations during TensorRT-LLM's profiling run
 
 
@@ -263,41 +271,72 @@ def sglang_reserve_fraction(device_bytes: int, parallel: int, tiers) -> Optional
     return None
 
 
+def sglang_tp_fraction(tp: int, tiers) -> Optional[float]:
+    """SGLang's default mem_fraction_static before 0.4.9: by tensor-parallel size alone
+    (the catalog's `mem_fraction_static_by_tp`, server_args.py __post_init__)."""
+    for tier in tiers:
+        if tp >= tier.get("min_tp", 1):
+            return float(tier["fraction"])
+    return None
+
+
+def _sglang_default_fraction(deployment: Deployment, device: int, notes: List[str]) -> float:
+    parallel = deployment.tensor_parallel * deployment.pipeline_parallel
+    reserve = (deployment.release_default("mem_fraction_static_reserve") or {}).get("tiers")
+    by_tp = (deployment.release_default("mem_fraction_static_by_tp") or {}).get("tiers")
+    if reserve:
+        mfs = sglang_reserve_fraction(device, parallel, reserve)
+        if mfs is not None:
+            notes.append(f"mem_fraction_static defaulted to SGLang {deployment.engine_version}'s {mfs} "
+                         f"(its reserve for this GPU's memory tier at tp x pp = {parallel})")
+            return mfs
+    if by_tp:
+        mfs = sglang_tp_fraction(deployment.tensor_parallel, by_tp)
+        if mfs is not None:
+            notes.append(f"mem_fraction_static defaulted to SGLang {deployment.engine_version}'s {mfs} "
+                         f"(its default for tp = {deployment.tensor_parallel})")
+            return mfs
+    mfs = sglang_mem_fraction_static(device, deployment.tensor_parallel, deployment.pipeline_parallel)
+    notes.append(f"mem_fraction_static defaulted to SGLang's heuristic: {mfs}")
+    return mfs
+
+
 def sglang_pool(deployment: Deployment) -> PoolEstimate:
-    """SGLang `profile_max_num_token`: rest = available_after_weights - total * (1 - mfs),
-    i.e. total * mem_fraction_static - weights - runtime memory (python/sglang/srt/model_executor/model_runner.py)."""
+    """SGLang `profile_max_num_token`: rest = available_after_weights - total * (1 - mfs) with
+    total = SGLang's first memory reading, i.e. (device - baseline) * mfs - weights
+    (python/sglang/srt/model_executor/model_runner.py)."""
     settled, device, notes = _start(deployment)
     if settled is not None:
         return settled
     mfs = deployment.memory.gpu_memory_utilization
-    tiers = (deployment.release_default("mem_fraction_static_reserve") or {}).get("tiers")
-    if mfs is None and tiers:
-        parallel = deployment.tensor_parallel * deployment.pipeline_parallel
-        mfs = sglang_reserve_fraction(device, parallel, tiers)
-        notes.append(f"mem_fraction_static defaulted to SGLang {deployment.engine_version}'s {mfs} "
-                     f"(its reserve for this GPU's memory tier at tp x pp = {parallel})")
     if mfs is None:
-        mfs = sglang_mem_fraction_static(device, deployment.tensor_parallel,
-                                         deployment.pipeline_parallel)
-        notes.append(f"mem_fraction_static defaulted to SGLang's heuristic: {mfs}")
+        mfs = _sglang_default_fraction(deployment, device, notes)
     else:
         notes.append(f"mem_fraction_static {mfs} (memory.mem_fraction_static or gpu_memory_utilization)")
+    multimodal = deployment.release_default("multimodal_mem_fraction_factor") or {}
+    architectures = deployment.model.architectures if deployment.model else ()
+    if multimodal and set(architectures) & set(multimodal.get("architectures", ())):
+        factor = float(multimodal["factor"])
+        notes.append(f"SGLang {deployment.engine_version} multiplies mem_fraction_static by {factor} for a "
+                     f"multimodal checkpoint ({', '.join(architectures)}): {mfs} -> {round(mfs * factor, 4)}")
+        mfs = round(mfs * factor, 4)
     weights = _weights_per_gpu(deployment, notes)
     if weights is None:
         return PoolEstimate(None, tuple(notes) + ("model weight size unknown: the KV pool "
                                                   "cannot be computed",), mfs)
-    non_kv = deployment.memory.non_kv_memory
-    non_kv_given = non_kv is not None
-    if non_kv is None:
-        non_kv = SGLANG_NON_KV_ESTIMATE
-        notes.append(f"non_kv_memory estimated as {non_kv / MiB:g} MiB per GPU (CUDA context and "
-                     "communication buffers; activations live in SGLang's 1 - mem_fraction_static "
-                     "reserve)")
-    pool = int(device * mfs) - weights - non_kv
-    notes.append(f"KV pool = {device:,} B x {mfs} - {weights:,} B weights - {non_kv:,} B non-KV "
+    baseline = deployment.memory.non_kv_memory
+    baseline_given = baseline is not None
+    if baseline is None:
+        baseline = SGLANG_BASELINE_ESTIMATE
+        notes.append(f"memory in use before SGLang's first reading (CUDA context, communication "
+                     f"buffers) estimated as {baseline / GiB:.2f} GiB per GPU; SGLang scales it by "
+                     "mem_fraction_static (memory.non_kv_memory sets it: the device total minus the "
+                     "'avail mem' of SGLang's 'Load weight begin' line)")
+    pool = int((device - baseline) * mfs) - weights
+    notes.append(f"KV pool = ({device:,} B - {baseline:,} B baseline) x {mfs} - {weights:,} B weights "
                  f"= {pool:,} B per GPU")
-    return PoolEstimate(pool, tuple(notes), mfs, _band(pool, weights, non_kv_given),
-                        (("device", device), ("weights", weights), ("non_kv", non_kv)))
+    return PoolEstimate(pool, tuple(notes), mfs, _band(pool, weights, baseline_given),
+                        (("device", device), ("weights", weights), ("non_kv", baseline)))
 
 
 def trtllm_pool(deployment: Deployment) -> PoolEstimate:

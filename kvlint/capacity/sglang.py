@@ -38,6 +38,10 @@ def sglang_capacity(deployment: Deployment, pool: PoolEstimate,
     if deployment.max_model_len is None and max_model_len is not None:
         notes.append(f"context length defaulted to max_position_embeddings ({max_model_len})")
     has_swa = any(p.geometry.kind == "sliding" for p in deployment.layers)
+    if has_swa and deployment.release_default("hybrid_swa_pool", True) is False:
+        has_swa = False
+        notes.append(f"SGLang {deployment.engine_version} has no separate sliding-window pool: every "
+                     "layer, sliding or not, holds every token in one pool")
     ratio = DEFAULT_SWA_FULL_TOKENS_RATIO
     disabled_for = deployment.release_default("hybrid_swa_memory_disabled_for") or ()
     name = deployment.model.name.lower()

@@ -87,6 +87,7 @@ class ModelEntry:
     notes: Optional[str]
     sources: Tuple[Source, ...]
     file: str
+    architectures: Tuple[str, ...] = ()
     _geometry_cache: Dict[str, ModelGeometry] = field(default_factory=dict, compare=False, repr=False)
 
     def kinds(self) -> List[AttentionKind]:
@@ -125,6 +126,7 @@ class ModelEntry:
             qk_rope_head_dim=self.mla.qk_rope_head_dim if self.mla else None,
             has_sinks=self.sinks,
             source="catalog",
+            architectures=self.architectures,
         )
         self._geometry_cache["geometry"] = geometry
         return geometry
@@ -259,6 +261,7 @@ def _entry(data: Mapping[str, Any], file: str) -> ModelEntry:
     return ModelEntry(
         id=model_id,
         aliases=tuple(str(a) for a in data.get("aliases") or ()),
+        architectures=tuple(str(a) for a in data.get("architectures") or ()),
         model_type=data.get("model_type"),
         num_layers=num_layers,
         num_attention_heads=num_heads,

@@ -6,9 +6,12 @@ schema (wrong types read as unknown), so one typo does not hide every other find
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+import yaml
 
 from kvlint.capacity import CapacityResult, compute
 from kvlint.catalog import load_catalogs
@@ -18,7 +21,7 @@ from kvlint.findings import Finding
 from kvlint.load import Document
 from kvlint.resolve import resolve
 from kvlint.resolve.fields import get
-from kvlint.rulebook import Rulebook
+from kvlint.rulebook import Rulebook, defect_files, defect_releases, rule_from_defect
 
 
 API_VERSION = "kvlint/v1"
@@ -65,7 +68,39 @@ def analyze_deployment(data: Dict[str, Any], file: str, path: Optional[Path], ca
         capacity = replace(capacity, assumptions=tuple(resolution.notes) + capacity.assumptions)
     facts = resolution.facts
     facts["capacity"] = capacity_facts(capacity, facts, data, max_scale_overhead)
+    if capacity is not None:
+        notes = defect_capacity_notes(facts)
+        if notes:
+            capacity = replace(capacity, assumptions=capacity.assumptions + notes)
     return Analysis(resolution.deployment, capacity, facts)
+
+
+@functools.lru_cache(maxsize=1)
+def _capacity_defects() -> Tuple[Rulebook, Tuple[Tuple[str, str], ...]]:
+    """The known defects (rules/defects/*.yaml) whose file has a `capacity_note`: they change what
+    the engine allocates or logs. Their rules, and (code, note) pairs."""
+    book = Rulebook()
+    notes: List[Tuple[str, str]] = []
+    for path in defect_files():
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError, UnicodeDecodeError):
+            continue  # the rulebook reports an unreadable defect file
+        if not isinstance(data, dict) or not isinstance(data.get("capacity_note"), str):
+            continue
+        rule = rule_from_defect(data, str(path))
+        book.add(rule)
+        notes.append((rule.code, f"known defect {data['id']} ({rule.code}): "
+                                 f"{data['capacity_note'].strip().rstrip('.')}; {defect_releases(data)}"))
+    return book, tuple(notes)
+
+
+def defect_capacity_notes(facts: Dict[str, Any]) -> Tuple[str, ...]:
+    """What `kvlint capacity` lists among its assumptions for each known defect that fires on these
+    facts and changes the engine's figures (V4, V1, V5), naming the defect and its fixed release."""
+    book, notes = _capacity_defects()
+    fired = {rule.code for rule, _, _ in book.evaluate(facts)}
+    return tuple(note for code, note in notes if code in fired)
 
 
 def capacity_facts(capacity, facts: Dict[str, Any], data: Dict[str, Any], default_threshold: float) -> Dict[str, Any]:

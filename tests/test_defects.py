@@ -276,3 +276,65 @@ def test_s2_fa3_e5m2_rewrite_is_kv301_not_a_defect(workspace):
         "name: vllm", "name: sglang").replace("TRITON_ATTN", "fa3").replace("A100-SXM-80GB", "H100-SXM-80GB")
     codes = _codes(workspace, manifest)
     assert "KV301" in codes and not any(code.startswith("KV8") for code in codes), codes
+
+
+def _capacity(workspace, manifest: str) -> dict:
+    (workspace / "deploy.yaml").write_text(manifest, encoding="utf-8")
+    result = invoke(["capacity", "--format", "json", "deploy.yaml"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)[0]
+
+
+_DEEPSEEK_SKIP = """\
+apiVersion: kvlint/v1
+kind: Deployment
+metadata:
+  name: example
+engine:
+  name: vllm
+  version: "{version}"
+  attention_backend: FLASHMLA
+hardware:
+  gpu: H200-SXM-141GB
+parallelism:
+  tensor: 8
+model:
+  name: deepseek-ai/DeepSeek-V3
+kv_cache:
+  dtype: fp8
+  skip_layers: {skip}
+memory:
+  kv_cache_memory: 20GiB
+serving:
+  max_model_len: 32768
+"""
+
+
+def test_capacity_plans_v1_as_the_release_allocates_and_names_the_defect(workspace):
+    """V1: vLLM 0.19-0.25 never read the skip set in MLAAttention (v0.25.1 mla_attention.py), so the
+    release allocates exactly what it allocates without one; 0.26.0 applies it (L403-410)."""
+    ignored = _capacity(workspace, _DEEPSEEK_SKIP.format(version="0.25.1", skip="[0, 1]"))
+    plain = _capacity(workspace, _DEEPSEEK_SKIP.format(version="0.25.1", skip="[]"))
+    assert ignored["engine"]["num_blocks"] == plain["engine"]["num_blocks"]
+    assert ignored["engine"]["kv_cache_tokens"] == plain["engine"]["kv_cache_tokens"]
+    notes = [a for a in ignored["assumptions"] if a.startswith("known defect V1 (KV803)")]
+    assert len(notes) == 1 and "fixed in 0.26.0" in notes[0], ignored["assumptions"]
+    assert not any("known defect" in a for a in plain["assumptions"])
+    applied = _capacity(workspace, _DEEPSEEK_SKIP.format(version="0.26.0", skip="[0, 1]"))
+    assert applied["engine"]["kv_cache_tokens"] < plain["engine"]["kv_cache_tokens"]  # two layers at bf16
+    assert not any("known defect" in a for a in applied["assumptions"])
+
+
+@pytest.mark.parametrize("code, fixed", [("KV801", "0.28.0"), ("KV802", "0.20.1")])
+def test_capacity_names_the_defects_that_change_its_figures(workspace, code, fixed):
+    """V4 (int4 sliding pages sized as 8-bit) and V5 (the undercounting log line): `kvlint capacity`
+    names the defect and its fixed release in its assumptions on the failing example, and not on
+    the passing one on the fixed release."""
+    defect = _read(next(p for p in DEFECT_FILES if _read(p)["code"] == code))
+    failing = next(e for e in defect["examples"] if e["failing"])
+    report = _capacity(workspace, failing["manifest"])
+    notes = [a for a in report["assumptions"] if a.startswith(f"known defect {defect['id']} ({code})")]
+    assert len(notes) == 1 and f"fixed in {fixed}" in notes[0], report["assumptions"]
+    fixed_example = next(e for e in defect["examples"] if not e["failing"] and f'version: "{fixed}"' in e["manifest"])
+    report = _capacity(workspace, fixed_example["manifest"])
+    assert not any(a.startswith("known defect") for a in report["assumptions"]), report["assumptions"]

@@ -287,13 +287,17 @@ class FactsBuilder:
         self.facts["model"]["config_error_suffix"] = f"; {error}" if error else ""
 
         layers: Tuple[LayerPlan, ...] = ()
+        # vLLM 0.19-0.25 ignore the skip set on MLA models (known defect V1, KV803): plan what the
+        # release allocates, every layer quantized; the facts keep the skip set as written.
+        planned_skip = set() if (geometry is not None and geometry.is_mla
+                                 and view.default("mla_skip_layers") == "ignored") else skipped
         if geometry is not None and fmt is not None:
             keep = model_dtype_format(mdtype)
             layers = tuple(
                 LayerPlan(
                     geometry=layer,
-                    cache_format=keep if (layer.index in skipped and quantized) else fmt,  # type: ignore[arg-type]
-                    skipped=layer.index in skipped and quantized,
+                    cache_format=keep if (layer.index in planned_skip and quantized) else fmt,  # type: ignore[arg-type]
+                    skipped=layer.index in planned_skip and quantized,
                 )
                 for layer in geometry.layers
             )

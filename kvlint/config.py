@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 from kvlint.errors import ConfigError
-from kvlint.inputs import MAX_FILE_BYTES, InputError, read_bounded
+from kvlint.inputs import MAX_FILE_BYTES, InputError, note_data_directory, read_bounded
 from kvlint.load import NATIVE_FORMATS
 from kvlint.schema import is_valid, non_finite, validator_for
 from kvlint.text import printable
@@ -101,7 +101,10 @@ def load_config(explicit: Optional[str] = None, start: Optional[Path] = None) ->
         if explicit and path.name == "pyproject.toml":
             raise ConfigError(f"{path} has no [tool.kvlint] table")
         return Config(path=path)
-    return from_table(table, path)
+    config = from_table(table, path)
+    for directory in (*config.rules_dirs, *config.catalog_dirs):
+        note_data_directory(directory)  # inputs of the run: no output may land in them
+    return config
 
 
 def from_table(table: Dict[str, Any], path: Path) -> Config:

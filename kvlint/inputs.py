@@ -3,8 +3,9 @@
 Every read of an input (manifest, configuration, ablation base, model config.json) goes through
 `read_bounded`: the file is opened non-blocking and read only when fstat says it is a regular
 file, and never more than a limit, so a FIFO, /dev/zero or a huge file cannot hang the run or
-exhaust memory. Each file read is recorded by device and inode; `kvlint.cli.options.write_output`
-refuses to write onto any of them (hard links and symbolic links included).
+exhaust memory. Each file read is recorded by device and inode, and each rules-dir and catalog-dir
+as a whole; `kvlint.cli.options.write_output` refuses to write onto any of them (hard links and
+symbolic links included).
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 # Every file a run reads (manifests, configuration, ablation bases, model configs), by device
 # and inode: kvlint.cli.options.write_output refuses to write onto any of them.
 _READ_FILES: Dict[Tuple[int, int], str] = {}
+# rules-dir and catalog-dir, by real path: no output may land in them.
+_DATA_DIRECTORIES: Dict[str, str] = {}
+MAX_TREE_ENTRIES = 10_000  # entries of a data directory looked at for a hard link to an output
 
 
 class InputError(UsageError):
@@ -83,8 +87,37 @@ def read_bounded(path: Union[str, os.PathLike[str]], limit: int = MAX_FILE_BYTES
         os.close(fd)
 
 
+def note_data_directory(path: Union[str, os.PathLike[str]]) -> None:
+    """A directory whose files the run may read at any time (a rules-dir or catalog-dir): parsed
+    data may come from kvlint's cache without a read, so the whole directory counts as read."""
+    _DATA_DIRECTORIES[os.path.realpath(path)] = str(path)
+
+
+def data_directories() -> Dict[str, str]:
+    """Real path -> path as configured, of every noted data directory."""
+    return dict(_DATA_DIRECTORIES)
+
+
+def file_in_tree(directory: str, key: Tuple[int, int], limit: int = MAX_TREE_ENTRIES) -> Optional[str]:
+    """The path of a file under directory that is (st_dev, st_ino) key (symbolic links followed),
+    looking at no more than `limit` entries; None when there is none."""
+    seen = 0
+    for folder, subfolders, names in os.walk(directory):
+        for name in names + subfolders:
+            seen += 1
+            if seen > limit:
+                return None
+            path = os.path.join(folder, name)
+            try:
+                info = os.stat(path)
+            except OSError:
+                continue
+            if (info.st_dev, info.st_ino) == key:
+                return path
+    return None
 
 
 def forget_reads() -> None:
     """Start a new run's record (the CLI calls it once per command)."""
     _READ_FILES.clear()
+    _DATA_DIRECTORIES.clear()

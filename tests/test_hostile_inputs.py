@@ -9,6 +9,7 @@ at run time in a temporary directory.
 from __future__ import annotations
 
 import hashlib
+import shutil
 import json
 import os
 import subprocess
@@ -408,3 +409,89 @@ def test_twenty_concurrent_runs_on_a_fresh_cache_give_identical_output(project: 
     # and a run reading the now-warm cache agrees
     again = subprocess.run(command, cwd=project, env=environment, capture_output=True, text=True, timeout=60)
     assert (again.returncode, again.stdout) == (code, out)
+
+
+# --- 1b. outputs never land on what the run reads, wherever it came from --------------------
+
+
+def test_outputs_refuse_a_model_config_the_manifest_reads(project: Path):
+    (project / "models").mkdir()
+    (project / "models" / "config.json").write_text(HF_CONFIG, encoding="utf-8")
+    (project / "deploy.yaml").write_text(with_model_config("models/config.json"), encoding="utf-8")
+    if hasattr(os, "link"):
+        os.link(project / "models" / "config.json", project / "hard.json")
+    before = digest(project)
+    for command in (["check", "deploy.yaml", "-o", "models/config.json"],
+                    ["check", "deploy.yaml", "--sarif-file", "models/config.json"],
+                    ["capacity", "deploy.yaml", "-o", "models/config.json"],
+                    ["facts", "deploy.yaml", "-o", "hard.json"]):
+        completed = kvlint(command, project)
+        assert completed.returncode == 2, (command, completed.stderr)
+        assert "never writes onto its input" in completed.stderr and completed.stderr.count("\n") == 1
+    assert digest(project) == before
+
+
+@pytest.mark.skipif(not shutil.which("git"), reason="needs git")
+def test_diff_refuses_to_write_onto_a_manifest_it_reads(project: Path):
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "init", "-q"], cwd=project, check=True)
+    subprocess.run([*git, "add", "."], cwd=project, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "base"], cwd=project, check=True)
+    before = digest(project)
+    completed = kvlint(["diff", "--base", "HEAD", "deploy.yaml", "-o", "deploy.yaml"], project)
+    assert completed.returncode == 2 and "never writes onto its input" in completed.stderr, completed.stderr
+    assert digest(project) == before
+
+
+@pytest.fixture
+def org_project(tmp_path: Path) -> Path:
+    """examples/org (a rules-dir and a catalog-dir) with a warm parsed-data cache: the data
+    files are then not even read by the run that must still refuse to overwrite them."""
+    root = tmp_path / "org"
+    shutil.copytree(REPO_ROOT / "examples" / "org", root)
+    return root
+
+
+@pytest.mark.parametrize("target", [
+    "rules/ORG101-require-targets.yaml",  # an organisation rule
+    "catalog/gpus.yaml",  # a catalog file
+    "rules/new-report.txt",  # a new file in a rules-dir would be read as data by the next run
+    "catalog/engines/report.json",
+])
+def test_outputs_refuse_rules_dir_and_catalog_dir(org_project: Path, tmp_path: Path, target: str):
+    cache = {"KVLINT_CACHE_DIR": str(tmp_path / "cache")}
+    manifest = "llama8b-ft-acme-x1.yaml"
+    assert kvlint(["check", manifest], org_project, cache).returncode in (0, 1)  # warms the cache
+    before = digest(org_project)
+    for option in ("-o", "--sarif-file"):
+        completed = kvlint(["check", manifest, option, target], org_project, cache)
+        assert completed.returncode == 2, completed.stderr
+        assert "never writes onto its input" in completed.stderr and completed.stderr.count("\n") == 1
+    completed = kvlint(["capacity", manifest, "-o", target], org_project, cache)
+    assert completed.returncode == 2 and "never writes onto its input" in completed.stderr
+    assert digest(org_project) == before
+
+
+@posix_only
+def test_outputs_refuse_hard_and_symbolic_links_into_a_catalog_dir(org_project: Path, tmp_path: Path):
+    os.link(org_project / "catalog" / "gpus.yaml", org_project / "gpus-link.yaml.out")
+    os.symlink(org_project / "rules" / "ORG101-require-targets.yaml", org_project / "rule-link.out")
+    before = digest(org_project)
+    for target in ("gpus-link.yaml.out", "rule-link.out"):
+        completed = kvlint(["check", "llama8b-ft-acme-x1.yaml", "-o", target], org_project,
+                           {"KVLINT_CACHE_DIR": str(tmp_path / "cache")})
+        assert completed.returncode == 2 and "never writes onto its input" in completed.stderr, completed.stderr
+    assert digest(org_project) == before
+
+
+def test_capacity_from_log_refuses_a_fifo_and_an_output_onto_the_log(project: Path):
+    log = project / "startup.log"
+    log.write_text("INFO: GPU KV cache size: 1,000 tokens\n", encoding="utf-8")
+    before = digest(project)
+    completed = kvlint(["capacity", "deploy.yaml", "--from-log", "startup.log", "-o", "startup.log"], project)
+    assert completed.returncode == 2 and "never writes onto its input" in completed.stderr, completed.stderr
+    assert digest(project) == before
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(project / "pipe.log")
+        completed = kvlint(["capacity", "deploy.yaml", "--from-log", "pipe.log"], project)
+        assert completed.returncode == 2 and "a FIFO" in completed.stderr and completed.stderr.count("\n") == 1

@@ -62,17 +62,24 @@ def capacity(paths, fmt, output_file, config_path, from_log):
     sys.exit(EXIT_FINDINGS if problems else EXIT_OK)
 
 
+MAX_LOG_BYTES = 64 * 1024 * 1024  # a server's start-up log; the figures are in its first lines
+
+
 def _from_log(analyses: List[Any], log_path: str, fmt: str, output_file) -> None:
     """Each manifest's prediction beside the start-up log's figures (`--from-log`)."""
     from kvlint.capacity.startup_log import parse_startup_log
     from kvlint.errors import UsageError
     from kvlint.report.log_compare import compare_with_log, render_log_comparison
 
-    try:
-        with open(log_path, encoding="utf-8", errors="replace") as f:
-            log = parse_startup_log(f.read())
-    except OSError as exc:
-        raise UsageError(f"--from-log {log_path}: {exc.strerror or exc}") from None
+    from kvlint.inputs import InputError, read_bounded
+
+    try:  # bounded and non-blocking, and recorded: -o may not overwrite the log
+        raw = read_bounded(log_path, MAX_LOG_BYTES)
+    except InputError as exc:
+        raise UsageError(f"--from-log {log_path}: {exc.message}") from None
+    if len(raw) > MAX_LOG_BYTES:
+        raise UsageError(f"--from-log {log_path}: larger than {MAX_LOG_BYTES:,} bytes; pass the start-up part of the log")
+    log = parse_startup_log(raw.decode("utf-8", errors="replace"))
     results = [compare_with_log(a.capacity, a.deployment, log)
                for a in analyses if a.capacity is not None]
     if fmt == "json":

@@ -15,7 +15,7 @@ import click
 
 from kvlint.config import Config, load_config, split_csv
 from kvlint.errors import UsageError
-from kvlint.inputs import files_read, special_kind
+from kvlint.inputs import data_directories, file_in_tree, files_read, special_kind
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_SKIPPED = 0, 1, 2, 3
 
@@ -64,15 +64,28 @@ def build_context(config: Config):
 
 def _refuse_if_input(output_file: str) -> None:
     """Exit 2 with one line when output_file is (by device and inode, so through hard links and
-    symbolic links too) a file this run read: a manifest, the configuration, an ablation base."""
+    symbolic links too) a file this run read: a manifest, the configuration, an ablation base, a
+    model config, an organisation rule; or lies in a rules-dir or catalog-dir, or is a link to a
+    file in one (their parsed data may come from the cache, unread)."""
     try:
-        info = os.stat(output_file)
+        info: Optional[os.stat_result] = os.stat(output_file)
     except OSError:
-        return  # not there yet (or unreachable: the write reports why)
-    read = files_read().get((info.st_dev, info.st_ino))
-    if read is not None:
-        same = "" if os.path.abspath(read) == os.path.abspath(output_file) else f" (the same file as {read})"
-        raise UsageError(f"{output_file} is a file this run reads{same}; kvlint never writes onto its input")
+        info = None  # not there yet (or unreachable: the write reports why)
+    if info is not None:
+        read = files_read().get((info.st_dev, info.st_ino))
+        if read is not None:
+            same = "" if os.path.abspath(read) == os.path.abspath(output_file) else f" (the same file as {read})"
+            raise UsageError(f"{output_file} is a file this run reads{same}; kvlint never writes onto its input")
+    target = os.path.realpath(output_file)
+    for directory, configured in data_directories().items():
+        if target == directory or target.startswith(directory.rstrip(os.sep) + os.sep):
+            raise UsageError(f"{output_file} is inside {configured}, a rules-dir or catalog-dir this run reads; "
+                             "kvlint never writes onto its input")
+        if info is not None and stat.S_ISREG(info.st_mode):
+            same = file_in_tree(directory, (info.st_dev, info.st_ino))
+            if same is not None:
+                raise UsageError(f"{output_file} is a file this run reads (the same file as {same}); "
+                                 "kvlint never writes onto its input")
 
 
 def write_output(text: str, output_file: Optional[str]) -> None:

@@ -163,3 +163,56 @@ def test_fuzz_shell_strings_inside_yaml(script, style):
         return
     result = adapt("fuzz.yaml", text)
     assert not [p for p in result.problems if p.kind == "internal-error"]
+
+
+# --- llama.cpp and Ollama forms ---------------------------------------------------------------------
+
+_GGML_ALPHABET = st.sampled_from(
+    ["llama-server", "llama-cli", "ollama", "serve", " ", "\n", "\\\n", "-fa", "on", "auto", "-1", "-c",
+     "32k", "-ctk", "-ctv", "q8_0", "-np", "-kvu", "-no-kvu", "--ctx-size=", "=", "'", '"', "$X", "${X:-4}",
+     "docker", "run", "-e", "LLAMA_ARG_CTX_SIZE=", "LLAMA_ARG_NO_KV_UNIFIED=1", "OLLAMA_KV_CACHE_TYPE=",
+     "OLLAMA_NUM_PARALLEL=x", "ghcr.io/ggml-org/llama.cpp:server-cuda-b6840", "ollama/ollama:0.13.3",
+     "--entrypoint", "--lora-scaled", "Environment=", "ExecStart=", "[Service]", "#", ";", "\x00"]
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_GGML_ALPHABET, max_size=40).map("".join))
+def test_fuzz_ggml_scripts_units_and_modelfiles_never_raise(text):
+    for path, body in (
+        ("fuzz.sh", text),
+        ("ollama.service", "[Service]\n" + text),
+        ("x/ollama.service.d/override.conf", "[Service]\nEnvironment=" + text),
+        ("Modelfile", "FROM " + text + "\nPARAMETER num_ctx " + text),
+    ):
+        result = adapt(path, body)
+        assert not [p for p in result.problems if p.kind == "internal-error"], (path, body)
+        for workload in result.workloads:
+            assert not [p for p in workload.problems if p.kind == "internal-error"]
+            for span in workload.value_spans.values():
+                assert span.line >= 1 and span.column >= 1
+            for problem in workload.problems:
+                assert problem.span.line >= 1 and problem.span.column >= 1
+
+
+def test_ten_thousand_llama_server_arguments_and_variables():
+    script = "llama-server -m m.gguf " + " ".join(f"-c {i}" for i in range(10_000))
+    unit = "[Service]\n" + "".join(f"Environment=OLLAMA_X{i}=1\n" for i in range(10_000)) + "ExecStart=/usr/bin/ollama serve\n"
+    started = time.perf_counter()
+    (workload,) = adapt("big.sh", "#!/bin/sh\n" + script + "\n").workloads
+    (service,) = adapt("ollama.service", unit).workloads
+    assert time.perf_counter() - started < 20
+    assert workload.manifest["serving"]["context_size"] == 9_999
+    assert len(service.manifest["engine"]["env"]) == 10_000
+
+
+def test_broken_ggml_input_is_a_problem_not_a_crash():
+    # a quote that never closes in ExecStart, a value-less -ctk, an image with no argument list
+    (unit,) = adapt("llama.service", "[Service]\nExecStart=/bin/llama-server -m 'm.gguf -ctk\n").workloads
+    assert [p.kind for p in unit.problems if p.kind == "shell-syntax"] == ["shell-syntax"]
+    (cli,) = adapt("run.sh", "llama-server -m m.gguf -ctk\n").workloads
+    assert [(p.code, p.kind) for p in cli.problems] == [("KV320", "invalid-flag-value")]
+    assert adapt("run.sh", "docker run -e OLLAMA_KV_CACHE_TYPE=q8_0\n").workloads == []
+    assert adapt("Modelfile", "FROM\nPARAMETER num_ctx\n").workloads == []
+    (bad_ctx,) = adapt("Modelfile", "FROM x\nPARAMETER num_ctx -5\n").workloads
+    assert [p.kind for p in bad_ctx.problems] == ["invalid-flag-value"]

@@ -338,3 +338,66 @@ def test_capacity_names_the_defects_that_change_its_figures(workspace, code, fix
     fixed_example = next(e for e in defect["examples"] if not e["failing"] and f'version: "{fixed}"' in e["manifest"])
     report = _capacity(workspace, fixed_example["manifest"])
     assert not any(a.startswith("known defect") for a in report["assumptions"]), report["assumptions"]
+
+
+_QWEN3_NEXT_CONFIG = {  # the keys of Qwen/Qwen3-Next-80B-A3B-Instruct's config.json that matter here
+    "model_type": "qwen3_next", "num_hidden_layers": 48, "full_attention_interval": 4,
+    "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256, "hidden_size": 2048,
+    "max_position_embeddings": 262144, "torch_dtype": "bfloat16",
+}
+
+
+def test_a_native_command_line_reaches_v3_through_speculative_config_and_the_hf_cache(workspace, monkeypatch):
+    """vllm serve --speculative-config JSON (kept as engine.options.speculative_config by the native
+    adapter) and a hybrid config in the local Hugging Face cache: the defect fires on the command
+    line as on a manifest. transformers' Qwen3NextConfig: layer i is full attention iff
+    (i + 1) % full_attention_interval == 0, so 36 of 48 layers are linear attention."""
+    snapshot = workspace / "hub" / "models--Qwen--Qwen3-Next-80B-A3B-Instruct" / "snapshots" / "abc"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text(json.dumps(_QWEN3_NEXT_CONFIG), encoding="utf-8")
+    monkeypatch.setenv("HF_HUB_CACHE", str(workspace / "hub"))
+    (workspace / "serve.sh").write_text(
+        "#!/bin/sh\n# kvlint: gpu=H200-SXM-141GB engine-version=0.25.1\n"
+        "vllm serve Qwen/Qwen3-Next-80B-A3B-Instruct \\\n"
+        "  --speculative-config '{\"method\": \"draft_model\", \"model\": \"Qwen/Qwen3-0.6B\", "
+        "\"num_speculative_tokens\": 4}'\n", encoding="utf-8")
+    facts = json.loads(invoke(["facts", "serve.sh"]).stdout)[0]
+    assert facts["model"]["linear_layers"] == 36 and facts["model"]["hybrid_linear"] is True
+    assert facts["speculative"]["method"] == "draft_model" and facts["speculative"]["model"] == "Qwen/Qwen3-0.6B"
+    result = invoke(["check", "--select", "KV8", "--output-format", "json", "serve.sh"])
+    assert {d["code"] for d in json.loads(result.stdout)["diagnostics"]} == {"KV805"}, result.output
+
+
+@pytest.mark.parametrize("config, expected", [
+    ({"layer_types": ["full_attention", "sliding_attention"]}, 0),
+    ({"text_config": {"layer_types": ["linear_attention", "full_attention", "mamba"]}}, 2),
+    ({"num_hidden_layers": 8, "full_attention_interval": 4}, 6),
+    ({"num_hidden_layers": 8}, None),
+    ({"num_hidden_layers": 8, "full_attention_interval": True}, None),
+])
+def test_linear_layer_count(config, expected):
+    from kvlint.catalog.hf_config import linear_layer_count
+
+    assert linear_layer_count(config) == expected
+
+
+@pytest.mark.parametrize("raw", ['{"method": ', "[" * 100000, '"mtp"', 7])
+def test_a_malformed_speculative_config_reads_as_unknown(workspace, raw):
+    """A speculative_config that is not a JSON object (or not JSON) gives no speculative facts and
+    no traceback."""
+    manifest = _TRITON_BELOW_SM89.format(version="0.28.0", dtype="auto").replace("attention_backend: TRITON_ATTN", "")
+    manifest = manifest.replace("  version: \"0.28.0\"\n", "  version: \"0.28.0\"\n  options:\n    speculative_config: "
+                                + json.dumps(raw) + "\n")
+    (workspace / "deploy.yaml").write_text(manifest, encoding="utf-8")
+    result = invoke(["facts", "deploy.yaml"])
+    assert result.exit_code in (0, 1), result.output
+    assert json.loads(result.stdout)[0]["speculative"]["given"] is False
+
+
+def test_s3_fa4_with_an_fp8_cache_is_kv301_not_a_defect(workspace):
+    """S3 (FA4 has no fp8: sglang v0.5.9 flashattention_backend.py L782-786 leaves q in bf16, FA4
+    asserts 'inputs must have the same dtype') is reported by KV301 from the catalog's fa4 list."""
+    manifest = _TRITON_BELOW_SM89.format(version="0.5.9", dtype="fp8_e4m3").replace(
+        "name: vllm", "name: sglang").replace("TRITON_ATTN", "fa4").replace("A100-SXM-80GB", "B200-180GB")
+    codes = _codes(workspace, manifest)
+    assert "KV301" in codes and not any(code.startswith("KV8") for code in codes), codes

@@ -495,7 +495,8 @@ def load_rulebook(extra_dirs: Tuple[str, ...] = ()) -> Rulebook:
         for path in organisation_rule_files(folder):
             rule = read_organisation_rule(path)
             book.add(rule)
-            book.condition_predicate(rule)  # an unsafe pattern ends the run here, naming the file
+            if rule.condition is not None:
+                book.condition_predicate(rule)  # an unsafe pattern ends the run here, naming the file
     return book
 
 

@@ -380,3 +380,38 @@ def test_unknown_llama_arg_variable_is_reported_on_its_name():
     assert "LLAMA_ARG_CTX_SIZE" in unknown.message  # the suggestion
     assert (unknown.span.line, unknown.span.column) == (2, 8)
     assert "context_size" not in w.manifest.get("serving", {})
+
+
+# --- through the pipeline -------------------------------------------------------------------------
+
+
+def _check(tmp_path, monkeypatch, *names: str):
+    import shutil
+
+    from conftest import invoke
+
+    (tmp_path / "kvlint.toml").write_text("# defaults\n", encoding="utf-8")
+    for name in names:
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(GGML / name, target)
+    monkeypatch.chdir(tmp_path)
+    result = invoke(["check", "--output-format", "json", "."])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)["diagnostics"]
+
+
+def _location(d):
+    name = d["file"].replace("\\", "/")
+    return (d["code"], name[2:] if name.startswith("./") else name, d["line"], d["column"])
+
+
+def test_walk_reports_on_the_native_lines(tmp_path, monkeypatch):
+    diagnostics = _check(tmp_path, monkeypatch, "llama-server.sh", "ollama.service.d/override.conf", "Modelfile")
+    found = {_location(d) for d in diagnostics}
+    # the `--ctx-size=16384` word llama.cpp refuses
+    assert ("KV319", "llama-server.sh", *where("llama-server.sh", "--ctx-size=16384")) in found
+    # a Modelfile says nothing of the server's release: asked for, on the FROM line
+    assert ("KV207", "Modelfile", 2, 1) in found
+    # the drop-in states everything: no missing fact
+    assert not [d for d in diagnostics if d["code"] == "KV207" and "override.conf" in d["file"]]

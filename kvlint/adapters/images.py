@@ -167,7 +167,7 @@ _LLAMA_BACKENDS = {
     "rocm": "hip", "musa": "musa", "intel": "sycl", "vulkan": "vulkan",
 }
 # ollama/ollama:<version>[-rocm]; `rocm` alone is a moving tag
-# (https://github.com/ollama/ollama/blob/v0.13.3/docs/docker.md)
+# (https://github.com/ollama/ollama/blob/v0.5.0/docs/docker.md)
 _OLLAMA_TAG = re.compile(r"^v?(?P<v>\d+\.\d+(?:\.\d+)?(?:-rc\d+)?)(?:-(?P<variant>rocm))?$")
 
 

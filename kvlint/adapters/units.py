@@ -7,11 +7,11 @@ quoted; `ExecStart=` the command line, after optional `-@:+!` prefixes (an empty
 drop-in only resets the list). A line ending in a backslash continues on the next. Ollama's own
 guide sets its variables this way, in the unit or in a drop-in such as
 `/etc/systemd/system/ollama.service.d/override.conf`
-(https://github.com/ollama/ollama/blob/v0.13.3/docs/faq.md#setting-environment-variables-on-linux).
+(https://github.com/ollama/ollama/blob/v0.5.0/docs/faq.md#setting-environment-variables-on-linux).
 A drop-in with only `Environment=` lines configures the server the main unit starts: `OLLAMA_*`
 variables mean Ollama, `LLAMA_ARG_*` llama.cpp. `EnvironmentFile=` is not opened (adapters do no I/O).
 
-Modelfile (https://github.com/ollama/ollama/blob/v0.13.3/docs/modelfile.md): `FROM` names the model
+Modelfile (https://github.com/ollama/ollama/blob/v0.5.0/docs/modelfile.md): `FROM` names the model
 (a library name, or a `.gguf` file), `PARAMETER num_ctx N` its context window; instructions are
 case-insensitive. It is one model's settings: the server's settings (cache type, flash attention,
 parallel slots) are not in it.

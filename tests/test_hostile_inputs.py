@@ -495,3 +495,30 @@ def test_capacity_from_log_refuses_a_fifo_and_an_output_onto_the_log(project: Pa
         os.mkfifo(project / "pipe.log")
         completed = kvlint(["capacity", "deploy.yaml", "--from-log", "pipe.log"], project)
         assert completed.returncode == 2 and "a FIFO" in completed.stderr and completed.stderr.count("\n") == 1
+
+
+def test_an_ablation_base_files_own_model_config_must_stay_in_the_project(project: Path, tmp_path: Path):
+    """The base file's model.config resolves relative to the base file, and gets the same KV209."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "config.json").write_text(HF_CONFIG, encoding="utf-8")
+    (project / "bases" / "models").mkdir(parents=True)
+    (project / "bases" / "models" / "config.json").write_text(HF_CONFIG, encoding="utf-8")
+    (project / "bases" / "inside.yaml").write_text(with_model_config("models/config.json"), encoding="utf-8")
+    (project / "bases" / "dotdot.yaml").write_text(with_model_config("../../outside/config.json"), encoding="utf-8")
+    (project / "bases" / "absolute.yaml").write_text(with_model_config(str(outside / "config.json")), encoding="utf-8")
+    for name in ("inside", "dotdot", "absolute"):
+        (project / f"ablation-{name}.yaml").write_text(
+            f"apiVersion: kvlint/v1\nkind: Ablation\nmetadata: {{name: a}}\nbase: bases/{name}.yaml\n"
+            "variants:\n  - name: bf16\n", encoding="utf-8")
+    found = kv209(project, "ablation-inside.yaml", "ablation-dotdot.yaml", "ablation-absolute.yaml")
+    assert set(found) == {"ablation-dotdot.yaml", "ablation-absolute.yaml"}, found
+    assert "model.config of the ablation's base 'bases/dotdot.yaml'" in found["ablation-dotdot.yaml"][0]
+    assert "leads outside the project" in found["ablation-dotdot.yaml"][0]
+    assert "is an absolute path" in found["ablation-absolute.yaml"][0]
+    assert not any(str(tmp_path) in m for m in found["ablation-dotdot.yaml"])
+    # capacity reports it as a problem too (exit 1), and allowed-roots opens the directory
+    completed = kvlint(["capacity", "ablation-dotdot.yaml"], project)
+    assert completed.returncode == 1 and "KV209" in completed.stderr, completed.stderr
+    (project / "kvlint.toml").write_text('allowed-roots = ["../outside"]\n', encoding="utf-8")
+    assert kv209(project, "ablation-dotdot.yaml", "ablation-absolute.yaml") == {}

@@ -21,7 +21,7 @@ import copy
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from kvlint.analysis import Analysis, CheckContext, analyze_deployment, manifest_path, rule_finding
 from kvlint.findings import Finding
@@ -126,6 +126,7 @@ class Expansion:
     base_file: Optional[str]  # the path as written, for a base given as a path
     problems: List[Tuple[str, str]]  # (pointer, message) for KV703
     base_schema_errors: List[Tuple[str, str]] = field(default_factory=list)  # of a path base
+    outside: List[Tuple[str, str]] = field(default_factory=list)  # (pointer, message) for KV209
     variants: List[Variant] = field(default_factory=list)
 
 
@@ -140,7 +141,29 @@ def rebase_model_config(base: Dict[str, Any], base_dir: Path, ablation_dir: Path
             model["config"] = str(target)
 
 
-def _load_base_file(written: str, document: Document, expansion: Expansion) -> Optional[Dict[str, Any]]:
+# Why a path written in a manifest at the given path may not be read (None: it may): the
+# pipeline's KV209 check (kvlint.pipeline.paths.path_problem) with the run's configuration.
+PathCheck = Callable[[str, Optional[Path]], Optional[str]]
+
+
+def _contain_base_config(base: Dict[str, Any], written: str, path: Path, expansion: Expansion,
+                         contain: Optional[PathCheck]) -> None:
+    """The base file's own model.config resolves relative to the base file and must stay inside
+    the project like the ablation's: one that leaves it is a KV209 and is taken out, never read."""
+    model = base.get("model")
+    if contain is None or not isinstance(model, dict):
+        return
+    config = model.get("config")
+    if not isinstance(config, str) or not config.strip():
+        return
+    reason = contain(config, path)
+    if reason is not None:
+        del model["config"]
+        expansion.outside.append(("/base", f"model.config of the ablation's base {written!r}: {reason}"))
+
+
+def _load_base_file(written: str, document: Document, expansion: Expansion,
+                    contain: Optional[PathCheck] = None) -> Optional[Dict[str, Any]]:
     from kvlint.inputs import InputError, read_bounded
     from kvlint.load import load_bytes
     here = manifest_path(document)
@@ -175,12 +198,14 @@ def _load_base_file(written: str, document: Document, expansion: Expansion) -> O
     for finding in validate_document(source):
         expansion.base_schema_errors.append((finding.pointer, finding.message))
     base = {k: copy.deepcopy(v) for k, v in source.data.items() if k not in ("apiVersion", "kind")}
+    _contain_base_config(base, written, path, expansion, contain)
     rebase_model_config(base, path.parent, ablation_dir)
     return base
 
 
-def expand(document: Document) -> Expansion:
-    """The ablation's variants as full Deployment manifests (never raises on malformed input)."""
+def expand(document: Document, contain: Optional[PathCheck] = None) -> Expansion:
+    """The ablation's variants as full Deployment manifests (never raises on malformed input).
+    `contain` checks the paths a base file names (KV209), as the pipeline checks the ablation's."""
     data = document.data if isinstance(document.data, dict) else {}
     metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     name = metadata.get("name") if isinstance(metadata.get("name"), str) else None
@@ -190,7 +215,7 @@ def expand(document: Document) -> Expansion:
         expansion.base = copy.deepcopy(raw_base)
     elif isinstance(raw_base, str) and raw_base.strip():
         expansion.base_file = raw_base
-        expansion.base = _load_base_file(raw_base, document, expansion)
+        expansion.base = _load_base_file(raw_base, document, expansion, contain)
     if expansion.base is None:
         return expansion
     variants = data.get("variants") if isinstance(data.get("variants"), list) else []
@@ -515,10 +540,21 @@ def _problem(document: Document, pointer: str, message: str) -> Finding:
     return finding.with_location(document.span(pointer))
 
 
-def analyze_ablation(document: Document, context: CheckContext) -> List[Finding]:
+def outside_findings(document: Document, expansion: Expansion) -> List[Finding]:
+    """KV209 for each path a base file names that leads outside the project (not read)."""
+    return [
+        Finding(code="KV209", name="", severity="error", file=document.file, pointer=pointer, document=document.index,
+                message=f"{message}; kvlint does not read it (a directory listed in `allowed-roots` in the "
+                        "configuration may be read)").with_location(document.span(pointer))
+        for pointer, message in expansion.outside
+    ]
+
+
+def analyze_ablation(document: Document, context: CheckContext, contain: Optional[PathCheck] = None) -> List[Finding]:
     """Findings of an Ablation document: every variant's, located in the ablation file, plus KV70x."""
-    expansion = expand(document)
+    expansion = expand(document, contain)
     findings: List[Finding] = [_problem(document, p, m) for p, m in expansion.problems]
+    findings.extend(outside_findings(document, expansion))
     if expansion.base_schema_errors:
         first_pointer, first_message = expansion.base_schema_errors[0]
         count = len(expansion.base_schema_errors)
@@ -544,9 +580,13 @@ def analyze_ablation(document: Document, context: CheckContext) -> List[Finding]
     return findings
 
 
-def expand_for_capacity(document: Document, config) -> List[Analysis]:
-    """One Analysis per variant, in order, with facts["variant"] (and ["ablation"]) set."""
-    expansion = expand(document)
+def expand_for_capacity(document: Document, config, contain: Optional[PathCheck] = None,
+                        problems: Optional[List[Finding]] = None) -> List[Analysis]:
+    """One Analysis per variant, in order, with facts["variant"] (and ["ablation"]) set; a path
+    the base file names outside the project is added to `problems` (KV209)."""
+    expansion = expand(document, contain)
+    if problems is not None:
+        problems.extend(outside_findings(document, expansion))
     if expansion.base is None:
         return []
     analyzed = analyze_variants(document, expansion, config.catalog_dirs, config.max_scale_overhead)

@@ -24,7 +24,7 @@ from kvlint.findings import Finding
 from kvlint.load import Document, InputError, read_input, unreadable
 from kvlint.pipeline.discovery import discover_files, display_path
 from kvlint.pipeline.native import covered_by_missing, load_source
-from kvlint.pipeline.paths import contain_paths
+from kvlint.pipeline.paths import contain_paths, path_problem
 from kvlint.schema import finite_only, non_finite, validate_document
 
 def _finite(document: Document) -> Document:
@@ -52,7 +52,7 @@ def analyze_document(document: Document, context: CheckContext) -> DocumentAnaly
         # Imported on use (start-up time): most runs hold no ablation.
         from kvlint.ablation.check import analyze_ablation
 
-        return DocumentAnalysis(outside + analyze_ablation(document, context))
+        return DocumentAnalysis(outside + analyze_ablation(document, context, _path_check(context.config)))
     config = context.config
     analysis = analyze_deployment(
         document.data, document.file, manifest_path(document), config.catalog_dirs, config.max_scale_overhead
@@ -60,18 +60,25 @@ def analyze_document(document: Document, context: CheckContext) -> DocumentAnaly
     return DocumentAnalysis(outside + findings_from_facts(analysis.facts, document, context))
 
 
-def analyses_of(document: Document, config: Config, file: Optional[str] = None, path: Optional[Path] = None) -> List[Analysis]:
+def _path_check(config: Config):
+    """path_problem with this run's configuration: how an ablation checks its base file's paths."""
+    return lambda written, manifest: path_problem(written, manifest, config)
+
+
+def analyses_of(document: Document, config: Config, file: Optional[str] = None, path: Optional[Path] = None,
+                problems: Optional[List[Finding]] = None) -> List[Analysis]:
     """Capacity analyses of one document: one per Deployment, one per ablation variant in order.
 
     `file` names the document in the analyses (default: the document's own name) and `path` is
-    where relative `model.config` paths resolve from (default: the document's file)."""
+    where relative `model.config` paths resolve from (default: the document's file). A path an
+    ablation's base file names outside the project is added to `problems` (KV209)."""
     document = _finite(document)
     document, _ = contain_paths(document, config, path if path is not None else manifest_path(document))
     kind = manifest_kind(document.data)
     if kind == "Ablation":
         from kvlint.ablation.check import expand_for_capacity  # on use, as above
 
-        return expand_for_capacity(document, config)
+        return expand_for_capacity(document, config, _path_check(config), problems)
     if kind != "Deployment":
         return []
     return [
@@ -110,5 +117,7 @@ def deployment_analyses(paths: Sequence[str], config: Config) -> Tuple[List[Anal
             missing = source.missing.get(document.index, ())
             problems.extend(f.one_line() for f in validate_document(document) if not covered_by_missing(f, missing))
             problems.extend(f.one_line() for f in contain_paths(document, config, manifest_path(document))[1])
-            analyses.extend(analyses_of(document, config))
+            outside: List[Finding] = []
+            analyses.extend(analyses_of(document, config, problems=outside))
+            problems.extend(f.one_line() for f in outside)
     return analyses, problems

@@ -154,10 +154,36 @@ class Targets:
 
 
 @dataclass(frozen=True)
+class GgmlPlan:
+    """How llama.cpp (directly, or driven by Ollama) will size its KV cache: the effective cache
+    types with their block layouts, and the sizing rules of the llama.cpp build that runs.
+    Filled by resolve from rules/catalog/ggml/; capacity (kvlint/capacity/llamacpp.py) only
+    does the arithmetic."""
+
+    engine: str  # "llama.cpp" | "ollama"
+    build: str  # the llama.cpp build whose rules apply ("b4747")
+    type_k: str  # effective K cache type ("q8_0")
+    type_v: str
+    k_block: Tuple[int, int]  # (elements, bytes) per block: q8_0 (32, 34), f16 (1, 2)
+    v_block: Tuple[int, int]
+    flash_attn: Optional[bool]  # effective flash attention; None = cannot be predicted
+    context_size: Optional[int]  # -c before padding (Ollama: num_ctx x num_parallel); None = unknown
+    n_seq: int  # slots (-np / OLLAMA_NUM_PARALLEL)
+    unified: bool  # one KV stream for all slots
+    per_stream: bool  # the build keeps one stream per slot when not unified
+    padding: str  # "by_fa" (256 with flash attention, 32 without) | "256"
+    swa_rule: str  # "full" | "pad_then_min" | "min_then_pad256"
+    swa_full: bool
+    ubatch: int
+    ollama_estimate: Optional[str] = None  # Ollama's own KV estimate: "dropped_scales" | "f16"
+    notes: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Deployment:
     file: str
     name: str
-    engine: Literal["vllm", "sglang", "tensorrt-llm"]
+    engine: Literal["vllm", "sglang", "tensorrt-llm", "llama.cpp", "ollama"]
     engine_version: str
     requested_backend: str  # "auto" or the engine's spelling
     backend: Optional[str]  # the backend the engine will actually use (predicted), None if unknown
@@ -187,6 +213,8 @@ class Deployment:
     release_note: Optional[str] = None
     release_defaults: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
     release_features: FrozenSet[str] = frozenset()
+    # llama.cpp / Ollama: the ggml cache plan (None for the other engines).
+    ggml: Optional[GgmlPlan] = None
 
     def release_default(self, name: str, fallback: Any = None) -> Any:
         return self.release_defaults.get(name, fallback)

@@ -130,6 +130,10 @@ def _differences(pt: Optional[PerTokenBytes], seq: Optional[SequenceBytes],
 
 def compute(deployment: Deployment) -> CapacityResult:
     """Corrected capacity of one deployment. Never raises on unknown pieces."""
+    if deployment.ggml is not None:
+        from kvlint.capacity.llamacpp import llamacpp_result  # on use, as the engines above
+
+        return llamacpp_result(deployment)
     notes: List[str] = []
     model = deployment.model
     if model is None or not deployment.layers:

@@ -161,6 +161,8 @@ class CapacityResult:
     pipeline_parallel: int = 1
     kv_heads_replicated: bool = False  # tp > KV heads on a non-MLA layer (KV607)
     mla_latent_replicated: bool = False  # MLA under tp > 1: every rank holds the full latent
+    # llama.cpp / Ollama: the cache llama.cpp allocates (kvlint.capacity.llamacpp.LlamaCppCache)
+    llamacpp: Optional[Any] = None
 
     # --- facts for the gate rules (KV601-KV607) --------------------------------------------
 
@@ -232,7 +234,7 @@ class CapacityResult:
                 "retained_positions": s.retained_positions,
                 "skipped_positions": s.skipped_positions,
             }
-        return {
+        out = {
             "file": self.file,
             "name": self.name,
             "per_token": per_token,
@@ -249,3 +251,6 @@ class CapacityResult:
             "tensor_parallel": self.tensor_parallel,
             "pipeline_parallel": self.pipeline_parallel,
         }
+        if self.llamacpp is not None:
+            out["llamacpp"] = self.llamacpp.to_json()
+        return out

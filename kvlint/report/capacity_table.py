@@ -56,7 +56,9 @@ def render_one(result: CapacityResult) -> str:
         lines.append(f"One sequence of {seq.tokens:,} tokens: {human_bytes(seq.bytes)}; "
                      f"bf16 {human_bytes(seq.bf16_bytes)}; compression vs bf16 "
                      f"{seq.compression_vs_bf16:.2f}x")
-    if eng is None:
+    if result.llamacpp is not None:
+        lines += _llamacpp_rows(result)
+    elif eng is None:
         lines.append("Engine: not computed (see assumptions)")
     elif eng.startup_error:
         lines.append(f"Engine: {eng.startup_error}")
@@ -97,6 +99,26 @@ def render_one(result: CapacityResult) -> str:
         lines.append("Assumptions:")
         lines += [f"  - {a}" for a in result.assumptions]
     return "\n".join(lines) + "\n"
+
+
+def _llamacpp_rows(result: CapacityResult) -> List[str]:
+    """llama.cpp / Ollama: the KV buffer llama.cpp allocates, as its log prints it."""
+    c = result.llamacpp
+    MiB = 1 << 20
+    rows = [
+        ("cells", _int(c.cells), f"-c {_int(c.context_requested)} padded to {c.padding}"
+         + (f"; {c.n_stream} slots x {_int(c.cells_per_stream)}" if c.n_stream > 1 else "")),
+        ("bytes per cell", human_bytes(c.bytes_per_cell), "K + V, full-attention layers"),
+        (f"K ({c.type_k})", human_bytes(c.k_bytes), f"{c.k_bytes / MiB:.2f} MiB in the log"),
+        (f"V ({c.type_v})", human_bytes(c.v_bytes), f"{c.v_bytes / MiB:.2f} MiB in the log"),
+        ("KV cache total", human_bytes(c.total_bytes), f"{c.total_bytes / MiB:.2f} MiB in the log"),
+    ]
+    if c.swa_cells is not None:
+        rows.insert(1, ("sliding-window cells", _int(c.swa_cells), "per slot"))
+    if c.ollama_estimate_bytes is not None:
+        rows.append(("Ollama's estimate", human_bytes(c.ollama_estimate_bytes), c.ollama_estimate_rule or ""))
+    out = ["llama.cpp KV cache (all devices):"]
+    return out + ["  " + r for r in _rows(rows, ("item", "value", "note"))]
 
 
 def render_capacity_text(results: Iterable[CapacityResult]) -> str:

@@ -9,7 +9,7 @@ rule never has to know how a fact was derived.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -27,6 +27,7 @@ from kvlint.deployment import (
     model_dtype_format,
 )
 from kvlint.resolve.engine_view import EngineView, scale_pairing
+from kvlint.resolve.llamacpp import GGML_ENGINES, resolve_ggml_facts
 from kvlint.resolve.fields import (
     model_geometry,
     build_deployment,
@@ -251,6 +252,8 @@ class FactsBuilder:
         self.facts["model"].update(linear_layers=linear, hybrid_linear=bool(linear))
         self.facts["speculative"] = speculative(data)
         max_model_len = self._serving(geometry)
+        if engine_name in GGML_ENGINES:
+            return self._resolve_ggml(engine_name, version, gpu, geometry)
         view = EngineView(self.catalogs, engine_name, version, self.facts)
         dtype_literal = get(data, "kv_cache", "dtype", kind=str) or "auto"
         mdtype = model_dtype(data, geometry)
@@ -334,3 +337,34 @@ class FactsBuilder:
             )
         notes = [weights_note] if weights_note else []
         return Resolution(deployment=deployment, facts=self.facts, notes=notes)
+
+    def _resolve_ggml(self, engine_name: str, version: str, gpu, geometry) -> Resolution:
+        """llama.cpp and Ollama: the ggml catalog instead of the engine catalog's backends."""
+        data = self.data
+        plan = resolve_ggml_facts(data, engine_name, version, gpu, geometry, self.facts)
+        self.facts["backend"]["auto"] = False
+        self.facts["selection"] = {"auto": False, "fallback": False}
+        self.facts["features"] = {"unavailable": [], "ignored": []}
+        self.facts["scales"].update(granularity="block" if self.facts["kv_cache"].get("quantized") else None,
+                                    source="dynamic" if self.facts["kv_cache"].get("quantized") else None,
+                                    derived=True, written_granularity=None, written_source=None,
+                                    calibration_max_seq_len=None, calibration_ratio=None,
+                                    checkpoint=self.facts["model"]["kv_scales"], param_file=False,
+                                    pairing_ok=True, pairing_sources=[], warmup_ok=True)
+        self._skip(geometry)
+        self.facts["skip"]["effective"] = []
+        self.facts["skip"]["sliding_layers"] = self.facts["model"].get("sliding_layers", 0)
+        error = self.facts["model"].get("config_error")
+        self.facts["model"]["config_error_suffix"] = f"; {error}" if error else ""
+        weights, weights_note = weights_bytes(data, self.facts["model"].get("catalog_weight_bytes"))
+        memory = memory_plan(data, engine_name, gpu, lambda name: None, weights)
+        deployment = build_deployment(
+            data=data, file=self.file, engine=engine_name, version=version,
+            requested_backend=self.facts["llamacpp"].get("backend") or "auto",
+            backend=self.facts["llamacpp"].get("backend"), backend_block_size=None, gpu=gpu, model=geometry,
+            kv_dtype=f"{plan.type_k}/{plan.type_v}" if plan.type_k != plan.type_v else plan.type_k,
+            layers=(), scales=ScaleLayout(None, None), memory=memory,
+            max_model_len=self.facts["serving"].get("max_model_len"),
+            max_num_batched_tokens=None)
+        deployment = replace(deployment, ggml=plan, max_num_seqs=plan.n_seq)
+        return Resolution(deployment=deployment, facts=self.facts, notes=[weights_note] if weights_note else [])

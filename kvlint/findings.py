@@ -2,10 +2,34 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Optional, Tuple
 
 SEVERITIES = ("info", "warning", "error")
+
+# A message quotes the input (a model name, a flag value, a key), and the input may be megabytes
+# long: a run of more than MAX_WORD non-blank characters, then a message of more than MAX_MESSAGE
+# characters, keeps its head and tail and says how much was cut, in every output format.
+MAX_WORD = 200
+MAX_MESSAGE = 2000
+_LONG_WORD = re.compile(r"\S{%d,}" % (MAX_WORD + 1))
+
+
+def shorten(text: str, limit: int) -> str:
+    """text, or its first and last characters around "...[N characters cut]..." when longer than limit."""
+    if len(text) <= limit:
+        return text
+    keep = max(limit - 30, 2)  # room for the marker
+    head, tail = text[: keep - keep // 3], text[len(text) - keep // 3:]
+    return f"{head}...[{len(text) - len(head) - len(tail):,} characters cut]...{tail}"
+
+
+def bounded_message(message: str) -> str:
+    """A finding's message with every over-long word, then the whole, cut in the middle."""
+    if len(message) <= MAX_WORD:
+        return message
+    return shorten(_LONG_WORD.sub(lambda word: shorten(word.group(0), MAX_WORD), message), MAX_MESSAGE)
 _RANK = {name: rank for rank, name in enumerate(SEVERITIES)}
 
 
@@ -47,6 +71,10 @@ class Finding:
     url: str = ""
     document: int = 0  # index of the YAML document within the file
     related: Tuple[Related, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if isinstance(self.message, str) and len(self.message) > MAX_WORD:
+            object.__setattr__(self, "message", bounded_message(self.message))
 
     def sort_key(self) -> tuple:
         return (self.file, self.line, self.column, self.code, self.message)

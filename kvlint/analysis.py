@@ -70,6 +70,13 @@ def analyze_deployment(data: Dict[str, Any], file: str, path: Optional[Path], ca
     facts["capacity"] = capacity_facts(capacity, facts, data, max_scale_overhead)
     if capacity is not None:
         notes = defect_capacity_notes(facts)
+        spec = facts.get("speculative") or {}
+        if spec.get("given") and capacity.engine is not None:
+            # vLLM's proposers (EAGLE, MTP, draft models) register their attention layers in the
+            # same KV-cache spec, so they take blocks from the same pool; kvlint does not size them.
+            notes = (f"the speculative-decoding draft ({spec.get('method') or 'method not given'}) keeps "
+                     "its own KV layers in the same pool; kvlint does not count them, so the figures "
+                     "above are upper bounds",) + notes
         if notes:
             capacity = replace(capacity, assumptions=capacity.assumptions + notes)
     return Analysis(resolution.deployment, capacity, facts)

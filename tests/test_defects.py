@@ -401,3 +401,14 @@ def test_s3_fa4_with_an_fp8_cache_is_kv301_not_a_defect(workspace):
         "name: vllm", "name: sglang").replace("TRITON_ATTN", "fa4").replace("A100-SXM-80GB", "B200-180GB")
     codes = _codes(workspace, manifest)
     assert "KV301" in codes and not any(code.startswith("KV8") for code in codes), codes
+
+
+def test_capacity_says_the_draft_kv_layers_are_not_counted(workspace):
+    """A draft's attention layers take blocks from the same pool (that is why V3 exists); kvlint
+    does not size them, and `kvlint capacity` says its figures are upper bounds then."""
+    base = _TRITON_BELOW_SM89.format(version="0.28.0", dtype="fp8").replace("A100-SXM-80GB", "H100-SXM-80GB")
+    plain = _capacity(workspace, base)
+    drafted = _capacity(workspace, base + "speculative:\n  method: eagle3\n  num_speculative_tokens: 3\n")
+    assert not any("speculative" in a for a in plain["assumptions"])
+    assert [a for a in drafted["assumptions"] if "speculative-decoding draft (eagle3)" in a and "upper bounds" in a]
+    assert drafted["engine"]["num_blocks"] == plain["engine"]["num_blocks"]

@@ -522,3 +522,13 @@ def test_an_ablation_base_files_own_model_config_must_stay_in_the_project(projec
     assert completed.returncode == 1 and "KV209" in completed.stderr, completed.stderr
     (project / "kvlint.toml").write_text('allowed-roots = ["../outside"]\n', encoding="utf-8")
     assert kv209(project, "ablation-dotdot.yaml", "ablation-absolute.yaml") == {}
+
+
+def test_a_multi_megabyte_model_name_is_no_hang_in_did_you_mean(project: Path):
+    """difflib against every catalog id is superlinear in the name; a 3 MB name gets no suggestion."""
+    name = "org/" + "a=" * 1_500_000
+    (project / "deploy.yaml").write_text(manifest_with("name: meta-llama/Llama-3.1-8B-Instruct", f"name: {name}"),
+                                         encoding="utf-8")
+    completed = kvlint(["check", "deploy.yaml", "--output-format", "json"], project)  # TIMEOUT_S is the hang guard
+    (finding,) = [d for d in diagnostics(completed) if d["code"] == "KV203"]
+    assert "characters cut" in finding["message"] and len(finding["message"]) < 1000

@@ -34,6 +34,7 @@ from kvlint.deployment import (
 )
 from kvlint.units import parse_size
 
+MAX_SUGGESTED_NAME = 256  # longer model names get no did-you-mean (see model_geometry)
 _MODEL_DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp16": "float16", "float32": "float32"}
 
 
@@ -79,7 +80,9 @@ def model_geometry(
         if weights:
             model_facts["catalog_weight_bytes"] = weights
     elif name:
-        model_facts["suggestions"] = catalogs.models.suggest(name)
+        # did-you-mean runs difflib against every catalog id, superlinear in the name's length; no
+        # id is near this long, so a longer name (a hostile multi-megabyte one) gets no suggestion
+        model_facts["suggestions"] = catalogs.models.suggest(name) if len(name) <= MAX_SUGGESTED_NAME else []
         if base is None:  # a base model or re-quantized repository: its config in the local HF cache
             cached = cached_config(name)
             if cached is not None:

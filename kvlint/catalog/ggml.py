@@ -10,7 +10,8 @@ so a finding built on it can say the boundary is not pinned.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple
@@ -44,13 +45,16 @@ def _matches(version: str, spec: str) -> bool:
 BOUNDARY_MARGIN = 500
 
 
+def _lower_bound(spec: str) -> Optional[int]:
+    low = re.search(r">=\s*b([0-9]+)", spec)
+    return int(low.group(1)) if low else None
+
+
 def _far_from_boundary(build: str, spec: str) -> bool:
     """True when `build` lies more than BOUNDARY_MARGIN builds above the specifier's lower bound."""
-    import re
-
-    low = re.search(r">=\s*b?([0-9]+)", spec)
+    low = _lower_bound(spec)
     try:
-        return bool(low) and int(parse_version(build).release[0]) - int(low.group(1)) > BOUNDARY_MARGIN
+        return low is not None and int(parse_version(build).release[0]) - low > BOUNDARY_MARGIN
     except (VersionError, IndexError):
         return False
 
@@ -91,6 +95,7 @@ class KernelVerdict:
     verified: bool = True
     note: str = ""
     sources: Sources = ()
+    lower_bound: Optional[int] = None  # the build number the matching entry starts at
 
 
 class GgmlCatalog:
@@ -122,7 +127,8 @@ class GgmlCatalog:
     def setting(self, engine: str, name: str, version: str) -> Optional[Fact]:
         for entry in (self.docs.get(engine) or {}).get("settings", ()):
             if entry["name"] == name and _matches(version, entry["versions"]):
-                return Fact(name, entry["value"], entry.get("verified", True), entry.get("note", ""), _sources(entry))
+                verified = entry.get("verified", True) or (engine == "llama.cpp" and _far_from_boundary(version, entry["versions"]))
+                return Fact(name, entry["value"], verified, entry.get("note", ""), _sources(entry))
         return None
 
     def setting_sources(self, engine: str, name: str) -> Sources:
@@ -172,6 +178,17 @@ class GgmlCatalog:
 
     def kernel(self, backend: Optional[str], build: str, all_quants: bool, k: str, v: str,
                head_k: Optional[int], head_v: Optional[int]) -> KernelVerdict:
+        verdict = self._kernel(backend, build, all_quants, k, v, head_k, head_v)
+        if verdict.verified or verdict.lower_bound is None:
+            return verdict
+        # An unpinned boundary matters only if the build just before it gives another answer.
+        before = self._kernel(backend, f"b{verdict.lower_bound - 1}", all_quants, k, v, head_k, head_v)
+        if before.exists == verdict.exists and before.unsupported == verdict.unsupported:
+            return replace(verdict, verified=True)
+        return verdict
+
+    def _kernel(self, backend: Optional[str], build: str, all_quants: bool, k: str, v: str,
+                head_k: Optional[int], head_v: Optional[int]) -> KernelVerdict:
         if not backend:
             return KernelVerdict(None, "the ggml backend is unknown (set engine.build.backend)")
         for entry in (self.docs.get("llama.cpp") or {}).get("fa_kernels", ()):
@@ -181,7 +198,8 @@ class GgmlCatalog:
                 continue
             common = dict(unsupported=entry.get("unsupported", "cpu_fallback"),
                           verified=entry.get("verified", True) or _far_from_boundary(build, entry["versions"]),
-                          note=entry.get("note", ""), sources=_sources(entry))
+                          note=entry.get("note", ""), sources=_sources(entry),
+                          lower_bound=_lower_bound(entry["versions"]))
             types = entry["types"]
             if not types:
                 return KernelVerdict(False, "this build has no flash-attention kernel on this backend", **common)

@@ -285,7 +285,8 @@ def resolve_ggml_facts(
             start_error = str(_value(setting("v_quant_error"), "V cache quantization requires flash_attn"))
             reason = "forced_off" if forced is not None else "fa_off"
     elif aborts:
-        start_error = f"Unsupported KV type combination for head_size {head_k}. Compile with GGML_CUDA_FA_ALL_QUANTS"
+        start_error = (f"Unsupported KV type combination for head_size {head_k}. Compile with GGML_CUDA_FA_ALL_QUANTS"
+                       if head_k is not None else "Unsupported KV type combination. Compile with GGML_CUDA_FA_ALL_QUANTS")
         reason = "kernel_abort"
     out["start_error"] = start_error
     out["start_error_reason"] = reason

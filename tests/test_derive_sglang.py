@@ -3,9 +3,10 @@
 (a) The truth-table derivation end to end, offline, on a tiny fake `sglang/srt/server_args.py`
     (tests/fixtures/derive_sglang/fakesglang): the stubs, the child process, provenance and the
     deterministic assembled document.
-(b) kvlint's SGLang token count against SGLang 0.5.2's own pool sizing, recorded by
-    tools/derive/sglang_pool.py in tests/data/sglang_pool/0.5.2.json. Known disagreements are
-    strict xfails that say what SGLang does and kvlint does not.
+(b) kvlint's SGLang token count and default mem_fraction_static against SGLang 0.5.2's and
+    0.5.23's own pool sizing, recorded by tools/derive/sglang_pool.py in
+    tests/data/sglang_pool/<release>.json. Known disagreements are strict xfails that say what
+    SGLang does and kvlint does not.
 """
 
 from __future__ import annotations
@@ -130,6 +131,54 @@ def test_kvlint_matches_sglang_0_5_2_pool(case):
     e = compute(dep).engine
     assert e.groups[0].bytes_per_token == prof["cell_size"]  # same cell size as SGLang
     assert e.kv_cache_tokens == got["max_total_num_tokens"]
+
+
+@pytest.mark.parametrize("case", _pool_cases("0.5.23"))
+def test_kvlint_matches_sglang_0_5_23_pool(case):
+    """0.5.23 sizes the pool in KVCacheConfigurator (mem_cache/kv_cache_configurator.py) and its
+    pool configurators (model_executor/pool_configurator.py); tools/derive/sglang_pool.py ran them."""
+    assert "error" not in case, case.get("error")
+    inp, got = case["input"], case["sglang"]
+    fmt = "bf16" if inp["kv"] == "auto" else inp["kv"]
+    pool_bytes = got["profile_available_bytes"]["_return"]
+    dep = deployment(GEOMETRY[inp["model"]](), fmt, engine="sglang", version="0.5.23", tp=inp["tp"],
+                     kv_cache_memory=pool_bytes, block_size=case["server_args"]["page_size"],
+                     max_model_len=4096)
+    dep = replace(dep, max_total_tokens=inp.get("max_total_tokens"))
+    e = compute(dep).engine
+    if not case["is_hybrid_swa"]:
+        assert e.groups[0].bytes_per_token == got["cell_size"]  # same cell size as SGLang
+    assert e.kv_cache_tokens == got["max_total_num_tokens"]
+
+
+def test_sglang_0_5_23_pool_data_is_sglangs_own_arithmetic():
+    """rest = available - pre_model_load_memory x (1 - mfs) - multimodal reservation (GiB), as the
+    recorded locals of _profile_available_bytes say; the data is not kvlint's output."""
+    for case in json.loads((POOL / "0.5.23.json").read_text())["cases"]:
+        prof = case["sglang"]["profile_available_bytes"]
+        slack = case["input"]["total_gib"] * (1 - case["input"]["mfs"])
+        assert abs(prof["slack_gb"] - slack) < 1e-9
+        assert abs(prof["rest_memory"] - (case["input"]["avail_gib"] - slack - prof["mm_reservation_gb"])) < 1e-9
+        assert prof["_return"] == int(prof["rest_memory"] * (1 << 30))
+
+
+def _fraction_labels(release):
+    path = POOL / f"{release}.json"
+    return sorted(json.loads(path.read_text())["default_mem_fraction_static"]) if path.is_file() else []
+
+
+@pytest.mark.parametrize("release, label", [(r, label) for r in ("0.5.2", "0.5.23") for label in _fraction_labels(r)])
+def test_default_mem_fraction_static_per_release(release, label):
+    """kvlint's default mem_fraction_static against the value the release's ServerArgs resolved
+    (0.5.2: the reserve tiers; 0.5.23: the chunked-prefill and CUDA-graph heuristic)."""
+    from capacity_factories import H100
+
+    got = json.loads((POOL / f"{release}.json").read_text())["default_mem_fraction_static"][label]
+    dev = deployment(GEOMETRY["meta-llama/Llama-3.1-8B-Instruct"](), engine="sglang", version=release,
+                     tp=got["tp"], kv_cache_memory=None,
+                     gpu=replace(H100, memory_bytes=got["gpu_memory_mib"] << 20), weights=1 << 30)
+    note = next(a for a in compute(dev).assumptions if a.startswith("mem_fraction_static defaulted"))
+    assert f"'s {got['mem_fraction_static']} " in note, (label, note)
 
 
 def test_sglang_pool_data_is_sglangs_own_arithmetic():

@@ -280,8 +280,37 @@ def sglang_tp_fraction(tp: int, tiers) -> Optional[float]:
     return None
 
 
+def sglang_heuristic_fraction(device_bytes: int, tp: int, pp: int, mla: bool, rule) -> Optional[float]:
+    """SGLang's default mem_fraction_static from the catalog's `mem_fraction_static_heuristic`
+    (0.5.23, arg_groups/memory_hook.py `_handle_gpu_memory_settings`): the reserve for activations
+    at chunked_prefill_size, the parallel slack and the decode and prefill CUDA graphs."""
+    gpu_mib = device_bytes / MiB
+    tier = next((t for t in rule.get("tiers", ()) if "below_gib" not in t or gpu_mib < t["below_gib"] * 1024), None)
+    if tier is None:
+        return None
+    decode_bs = tier["decode_max_bs"][0 if tp < 4 else 1]
+    prefill = rule["prefill_graph_mla_mib"] if mla else tier["prefill_graph_sizes"] * rule["prefill_graph_mib_per_size"]
+    reserved = (rule["base_mib"]
+                + max(tier["chunked_prefill_size"], rule["min_activation_tokens"]) * rule["activation_mib_per_token"]
+                + tp * pp * rule["per_rank_mib"]
+                + decode_bs * rule["decode_graph_mib_per_bs"] + prefill)
+    if gpu_mib > rule["floor_above_gib"] * 1024:
+        reserved = max(reserved, rule["floor_mib"])
+    return round((gpu_mib - reserved) / gpu_mib, 3)
+
+
 def _sglang_default_fraction(deployment: Deployment, device: int, notes: List[str]) -> float:
     parallel = deployment.tensor_parallel * deployment.pipeline_parallel
+    heuristic = deployment.release_default("mem_fraction_static_heuristic")
+    if heuristic:
+        mla = bool(deployment.model and deployment.model.is_mla)
+        mfs = sglang_heuristic_fraction(device, deployment.tensor_parallel, deployment.pipeline_parallel,
+                                        mla, heuristic)
+        if mfs is not None:
+            notes.append(f"mem_fraction_static defaulted to SGLang {deployment.engine_version}'s {mfs} "
+                         "(its reserve for activations at the default chunked_prefill_size and for the "
+                         f"CUDA graphs of this GPU's memory tier, tp x pp = {parallel})")
+            return mfs
     reserve = (deployment.release_default("mem_fraction_static_reserve") or {}).get("tiers")
     by_tp = (deployment.release_default("mem_fraction_static_by_tp") or {}).get("tiers")
     if reserve:

@@ -53,6 +53,7 @@ def sglang_capacity(deployment: Deployment, pool: PoolEstimate,
         notes.append(f"SGLang hybrid SWA pool assumed with swa_full_tokens_ratio {ratio}; "
                      "kv_cache_tokens counts the full-attention pool")
 
+    single_division = deployment.release_default("hybrid_swa_pool_division") == "single"
     best = None
     for stage_index, (start, end) in enumerate(
             pp_layer_ranges(len(deployment.layers), deployment.pipeline_parallel)):
@@ -70,7 +71,11 @@ def sglang_capacity(deployment: Deployment, pool: PoolEstimate,
                 full += tb
         cell = full + swa
         max_tokens = max(0, pool.pool_bytes) // cell if cell else 0
-        if has_swa and swa:
+        if has_swa and swa and single_division:
+            # pool_configurator.py HybridSWAPoolConfigurator: one division by the fractional cell
+            full_tokens = int(max(0, pool.pool_bytes) // (full + ratio * swa))
+        elif has_swa and swa:
+            # set_num_token_hybrid: the token count of the one-pool division, re-split
             full_tokens = int(max_tokens * cell / (full + ratio * swa))
         else:
             full_tokens = max_tokens

@@ -14,7 +14,9 @@ runner (max_total_num_tokens, full/swa split) and from the locals of `profile_ma
 
 Releases supported: those whose ModelRunner still has `profile_max_num_token` +
 `init_memory_pool(total_gpu_memory, max_num_reqs, max_total_tokens)` (0.4.10 .. 0.5.x before the
-pool-configurator refactor). Newer layouts are reported as unsupported, not guessed.
+pool-configurator refactor), and those with `mem_cache/kv_cache_configurator.py` (0.5.2x), driven
+through `KVCacheConfigurator._resolve_memory_pool_config` (`child_configurator`). Other layouts are
+reported as unsupported, not guessed.
 """
 
 from __future__ import annotations
@@ -84,7 +86,8 @@ CASES: List[Dict[str, Any]] = [
 
 # GPUs for which the release's default mem_fraction_static is recorded: (label, MiB, tp)
 FRACTION_GPUS = [("H100-80GB-tp1", 81559, 1), ("A100-40GB-tp1", 40960, 1), ("L4-24GB-tp1", 23034, 1),
-                 ("H100-80GB-tp8", 81559, 8)]
+                 ("H100-80GB-tp8", 81559, 8)] + [
+    (f"{gb}GB-tp{tp}", gb * 1024, tp) for gb in (16, 24, 40, 48, 80, 141, 192) for tp in (1, 2, 4, 8)]
 
 
 class _StopPool(Exception):
@@ -129,6 +132,9 @@ def child(args) -> None:
     import sglang.srt.server_args as sa_mod
     src_root = os.path.abspath(args.src)
     out: Dict[str, Any] = {"cases": [], "provenance": {}}
+    if (Path(args.src) / "sglang" / "srt" / "mem_cache" / "kv_cache_configurator.py").is_file():
+        child_configurator(args, stubs, sa_mod, catalog, current, hf_config_fields, out)
+        return
     try:
         from sglang.srt.model_executor import model_runner as mr
     except Exception as exc:  # noqa: BLE001
@@ -253,7 +259,12 @@ def child(args) -> None:
             record["where"] = traceback.format_exc().splitlines()[-3:]
         out["cases"].append(record)
 
-    # the release's default mem_fraction_static for a few GPUs (post-init on the fake GPU)
+    _default_fractions(stubs, sa_mod, catalog, current, hf_config_fields, out)
+    Path(args.out).write_text(json.dumps(out, sort_keys=True, default=str))
+
+
+def _default_fractions(stubs, sa_mod, catalog, current, hf_config_fields, out) -> None:
+    """The release's default mem_fraction_static for a few GPUs (post-init on the fake GPU)."""
     fractions = {}
     current["fields"] = hf_config_fields("meta-llama/Llama-3.1-8B-Instruct", catalog)
     for label, mib, tp in FRACTION_GPUS:
@@ -262,10 +273,131 @@ def child(args) -> None:
             sa = sa_mod.ServerArgs(model_path="fake/llama", tp_size=tp, random_seed=0)
             if hasattr(sa, "resolve_once"):
                 sa.resolve_once()
-            fractions[label] = {"gpu_memory_mib": mib, "tp": tp, "mem_fraction_static": sa.mem_fraction_static}
+            mfs = sa.mem_fraction_static
+            if mfs is None:  # 0.5.2x resolve it into the published runtime context's schedule bag
+                from sglang.srt import runtime_context as rc
+                rc.get_context().set_server_args(sa)
+                mfs = rc.get_schedule().mem_fraction_static
+            fractions[label] = {"gpu_memory_mib": mib, "tp": tp, "mem_fraction_static": mfs}
         except Exception as exc:  # noqa: BLE001
             fractions[label] = {"error": str(exc)[:300]}
     out["default_mem_fraction_static"] = fractions
+
+
+def child_configurator(args, stubs, sa_mod, catalog, current, hf_config_fields, out) -> None:
+    """Releases that size the pool in `KVCacheConfigurator` (mem_cache/kv_cache_configurator.py,
+    0.5.2x): the runtime context is published from the case's ServerArgs (as the launcher does),
+    a KVCacheConfigurator is built with the fields ModelRunner.init_kv_cache_configurator passes
+    (model_runner.py), and `_resolve_memory_pool_config(pre_model_load_memory=total)` runs with
+    `get_available_gpu_memory` answering the memory left after the weights. Its own
+    `_profile_available_bytes` (rest = available - pre * (1 - mfs) - multimodal reservation) and
+    pool configurator (`create_memory_pool_configurator`: Default / HybridSWA) do the sizing."""
+    import inspect
+
+
+    from sglang.srt import runtime_context as rc
+    from sglang.srt.configs.model_config import AttentionArch, ModelConfig
+    from sglang.srt.mem_cache import kv_cache_configurator as kcc
+    from sglang.srt.mem_cache import kv_cache_dtype as kvd
+    from sglang.srt.model_executor import pool_configurator as pc
+    from sglang.srt.model_executor.model_runner_components.layer_setup import ModelLayerInfo
+    from sglang.srt.model_executor.model_runner_components.load_model_utils import (
+        resolve_sliding_window_size,
+    )
+    from sglang.srt.model_executor.model_runner_components.spec_aux_hidden_state import (
+        SpecAuxHiddenStateConfig,
+    )
+    from sglang.srt.speculative.spec_info import SpeculativeAlgorithm
+
+    stubs.patch_sglang_functions()
+    src_root = os.path.abspath(args.src)
+    for fn in (kcc.KVCacheConfigurator._profile_available_bytes,
+               kcc.KVCacheConfigurator._resolve_memory_pool_config,
+               pc.DefaultPoolConfigurator.calculate_pool_sizes,
+               pc.HybridSWAPoolConfigurator.calculate_pool_sizes):
+        lines, start = inspect.getsourcelines(fn)
+        out["provenance"][fn.__qualname__] = (f"{os.path.relpath(inspect.getsourcefile(fn), src_root)}:"
+                                              f"{fn.__qualname__}:{start}-{start + len(lines) - 1}")
+
+    class _Group:  # the WORLD / TP / PP groups the profiling reads (one process, no peers)
+        world_size = 1
+        rank_in_group = 0
+        cpu_group = None
+
+    parallel = rc.get_parallel()
+    for case in CASES:
+        current["fields"] = hf_config_fields(case["model"], catalog)
+        record: Dict[str, Any] = {"input": dict(case)}
+        try:
+            kwargs = dict(model_path=f"fake/{case['model']}", kv_cache_dtype=case["kv"],
+                          tp_size=case["tp"], mem_fraction_static=case["mfs"], random_seed=0)
+            if case.get("page_size"):
+                kwargs["page_size"] = case["page_size"]
+            if case.get("max_total_tokens"):
+                kwargs["max_total_tokens"] = case["max_total_tokens"]
+            sa = sa_mod.ServerArgs(**kwargs)
+            if hasattr(sa, "resolve_once"):
+                sa.resolve_once()
+            rc.get_context().set_server_args(sa)
+            for name, value in (("world_group", _Group()), ("tp_group", _Group()), ("pp_group", _Group()),
+                                ("attn_tp_group", _Group()), ("tp_rank", 0), ("pp_rank", 0),
+                                ("attn_tp_rank", 0), ("attn_dp_rank", 0)):
+                parallel._stamp[name] = value
+            mc = ModelConfig.from_server_args(sa)
+            layers = mc.num_hidden_layers
+            info = ModelLayerInfo(start_layer=0, end_layer=layers, num_effective_layers=layers,
+                                  swa_attention_layer_ids=mc.swa_attention_layer_ids,
+                                  full_attention_layer_ids=mc.full_attention_layer_ids)
+            resolved, torch_dtype = kvd.configure_kv_cache_dtype(
+                server_args_kv_cache_dtype=rc.get_model().kv_cache_dtype, model=None,
+                model_dtype=mc.dtype, is_draft_worker=False, is_dflash=False,
+                speculative_draft_attention_backend=None, speculative_draft_kv_cache_dtype=None)
+            page_size = rc.get_schedule().page_size
+            kvc = kcc.KVCacheConfigurator(
+                device="cuda", gpu_id=0, attn_dp_size=1, pp_size=1, pp_group=_Group(), model=None,
+                model_config=mc, server_args=sa, kv_cache_dtype=torch_dtype,
+                kv_cache_dtype_str=resolved if resolved is not None else rc.get_model().kv_cache_dtype,
+                model_dtype=mc.dtype, page_size=page_size,
+                sliding_window_size=resolve_sliding_window_size(None, mc),
+                spec_algorithm=SpeculativeAlgorithm.from_string(sa.speculative_algorithm),
+                is_draft_worker=False, post_capture_kv_active=False,
+                spec_aux_config=SpecAuxHiddenStateConfig(), is_hybrid_swa=mc.is_hybrid_swa,
+                is_hybrid_swa_compress=False, use_mla_backend=mc.attention_arch == AttentionArch.MLA,
+                layer_info=info, forward_stream=None, req_to_token_pool=None,
+                token_to_kv_pool_allocator=None, memory_pool_config=None)
+            kcc.get_available_gpu_memory = lambda *a, **k: case["avail_gib"]
+            prof: Dict[str, Any] = {}
+            code = kcc.KVCacheConfigurator._profile_available_bytes.__code__
+            sys.settrace(lambda frame, event, arg: capture_locals(code, prof)(frame, event, arg)
+                         if frame.f_code is code else None)
+            try:
+                config = kvc._resolve_memory_pool_config(case["total_gib"])
+            finally:
+                sys.settrace(None)
+            configurator = pc.create_memory_pool_configurator(kvc)
+            record["server_args"] = {k: stubs_json(getattr(sa, k, None)) for k in
+                                     ("attention_backend", "kv_cache_dtype", "page_size", "disable_hybrid_swa_memory",
+                                      "swa_full_tokens_ratio", "mem_fraction_static", "max_total_tokens")}
+            record["server_args"]["page_size"] = page_size
+            record["is_hybrid_swa"] = bool(mc.is_hybrid_swa)
+            record["sglang"] = {
+                "max_total_num_tokens": config.max_total_num_tokens,
+                "full_max_total_num_tokens": config.full_max_total_num_tokens,
+                "swa_max_total_num_tokens": config.swa_max_total_num_tokens,
+                "kv_cache_dtype_torch": str(torch_dtype),
+                "configurator": type(configurator).__name__,
+                "cell_size": getattr(configurator, "_cell_size", None),
+                "profile_available_bytes": {k: v for k, v in prof.items()
+                                            if k in ("available_gpu_memory", "slack_gb", "mm_reservation_gb",
+                                                     "rest_memory", "_return")},
+            }
+        except Exception as exc:  # noqa: BLE001
+            import traceback
+            sys.settrace(None)
+            record["error"] = f"{type(exc).__name__}: {exc}"[:400]
+            record["where"] = traceback.format_exc().splitlines()[-3:]
+        out["cases"].append(record)
+    _default_fractions(stubs, sa_mod, catalog, current, hf_config_fields, out)
     Path(args.out).write_text(json.dumps(out, sort_keys=True, default=str))
 
 

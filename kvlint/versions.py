@@ -89,6 +89,14 @@ def parse_specifier(text: str) -> SpecifierSet:
 
 
 def version_matches(version: Union[str, Version], specifier: str) -> bool:
+    if isinstance(version, str):
+        return _matches_text(version, str(specifier))
+    return parse_specifier(specifier).contains(parse_version(version), prereleases=True)
+
+
+@lru_cache(maxsize=65536)
+def _matches_text(version: str, specifier: str) -> bool:
+    # the catalog asks the same (release, range) pairs over and over
     return parse_specifier(specifier).contains(parse_version(version), prereleases=True)
 
 

@@ -23,7 +23,7 @@ RELEASES = CATALOG.engines.known_versions("vllm")
 # (catalog default, value before, value from, first release with the new value): each boundary
 # is the release whose source the catalog entry cites.
 BOUNDARIES = [
-    ("kv_cache_size_log_formula", "num_blocks_per_group_times_min_block", "max_concurrency_times_max_model_len", "0.21"),
+    ("kv_cache_size_log_formula", "num_blocks_per_group_times_min_block", "max_concurrency_times_max_model_len", "0.20.1"),
     ("sliding_window_inflight_tokens", "max_num_batched_tokens", "max_in_flight_tokens", "0.26"),
     ("hybrid_page_unification", "raise", "pad", "0.20"),
     ("kv_fit_check", "num_blocks", "num_blocks_minus_null_block", "0.33"),
@@ -66,7 +66,7 @@ def test_capacity_holds_no_release_numbers() -> None:
 
 @pytest.mark.parametrize("version, modelled, note", [
     ("0.19.1", "0.19.1", None),
-    ("0.20.1", "0.20.0", "not in the catalog"),
+    ("0.20.3", "0.20.2", "not in the catalog"),
     ("0.16.0rc2.dev367+g98b0205c3.d20260221", "0.16.0", "is a build of 0.16.0"),
     ("0.19.1+cu128", "0.19.1", "is a build of 0.19.1"),
     ("0.40.0", "0.33.0", "newer than the last release modelled"),

@@ -229,7 +229,7 @@ def _eval_one(cond: Mapping[str, Any], q: Query) -> Optional[bool]:
 def eval_any(conds: Union[Mapping[str, Any], Sequence[Mapping[str, Any]], None], q: Query) -> Optional[bool]:
     if conds is None:
         return True
-    if isinstance(conds, Mapping):
+    if isinstance(conds, dict) or (not isinstance(conds, list) and isinstance(conds, Mapping)):
         conds = [conds]
     results = [_eval_one(c, q) for c in conds]
     if any(r is True for r in results):
@@ -311,11 +311,16 @@ class BackendInfo:
         """FlashAttention version vLLM's get_flash_attn_version picks (None when unknown)."""
         if not self.flash_attn_versions or gpu_cc is None:
             return None
-        q = Query(self.version, cc=gpu_cc, head_size=head_size)
-        for entry in self.flash_attn_versions:
-            if eval_any(entry.get("when"), q) is True:
-                return int(entry["fa"])
-        return None
+        memo = self.__dict__.setdefault("_fa_memo", {})
+        key = (gpu_cc, head_size)
+        if key not in memo:
+            memo[key] = None
+            q = Query(self.version, cc=gpu_cc, head_size=head_size)
+            for entry in self.flash_attn_versions:
+                if eval_any(entry.get("when"), q) is True:
+                    memo[key] = int(entry["fa"])
+                    break
+        return memo[key]
 
     def _query(self, dtype: Optional[str], gpu_cc: Optional[Cc], head_size: Optional[int],
                block_size: Optional[int], platform: Optional[str], has_sinks: Optional[bool],
@@ -325,15 +330,23 @@ class BackendInfo:
 
     def listed_dtypes(self) -> Tuple[str, ...]:
         """Literals on the backend's list at this release (before GPU conditions)."""
+        cached = self.__dict__.get("_listed")
+        if cached is not None:
+            return cached
         out: List[str] = []
         for entry in self.data.get("kv_cache_dtypes") or ():
             if version_matches(self.version, entry.get("versions", "")):
                 out.extend(d for d in entry["dtypes"] if d not in out)
+        object.__setattr__(self, "_listed", tuple(out))  # a view of one release never changes
         return tuple(out)
 
     def _constraints(self) -> List[Mapping[str, Any]]:
-        return [c for c in self.data.get("constraints") or ()
-                if version_matches(self.version, c.get("versions", ""))]
+        cached = self.__dict__.get("_live_constraints")
+        if cached is None:
+            cached = tuple(c for c in self.data.get("constraints") or ()
+                           if version_matches(self.version, c.get("versions", "")))
+            object.__setattr__(self, "_live_constraints", cached)
+        return list(cached)
 
     def _gate_stage(self) -> str:
         return "select" if self.validated_selector else "init"
@@ -358,6 +371,12 @@ class BackendInfo:
                         platform: Optional[str] = None, *, quantized_of: Optional[Mapping[str, bool]] = None,
                         stages: Iterable[str] = ("select", "init", "runtime")) -> Tuple[str, ...]:
         """Listed literals that pass every constraint of the given stages on this GPU."""
+        memo_key = None
+        if not quantized_of:
+            memo_key = (gpu_cc, head_size, platform, tuple(stages))
+            hit = self.__dict__.setdefault("_accepted_memo", {}).get(memo_key)
+            if hit is not None:
+                return hit
         quantized_of = quantized_of or {}
         stages = set(stages)
         out = []
@@ -366,6 +385,8 @@ class BackendInfo:
                             quantized_of.get(d, guess_quantized(d)))
             if not any(p.stage in stages for p in self._dtype_problems(q, quantized_of)):
                 out.append(d)
+        if memo_key is not None:
+            self.__dict__["_accepted_memo"][memo_key] = tuple(out)
         return tuple(out)
 
     def block_rule(self, gpu_cc: Optional[Cc] = None, head_size: Optional[int] = None,

@@ -386,6 +386,8 @@ def measurement_dict(measured: Measurement) -> Dict[str, Any]:
 __all__: Sequence[str] = (
     "GGML_TYPES", "KVGeometry", "LlamaCppCase", "KVLog", "Measurement", "Prediction", "Check", "ProbeError",
     "llama_cpp_available", "parse_kv_log", "write_tiny_gguf", "run_case", "compare", "measurement_dict",
+    "VENDORED_BUILD", "GGML_ENGINES", "CaseResult", "case_from_deployment", "smoke_manifest", "predict",
+    "run_smoke_case", "smoke_deployment", "run_llamacpp_smoke",
 )
 
 

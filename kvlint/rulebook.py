@@ -443,7 +443,11 @@ def rule_from_defect(data: Mapping[str, Any], path: str) -> Rule:
         f"- **Affected releases:** {defect_releases(data)}\n"
         f"- **Symptom:** {data['symptom']}: {_SYMPTOMS[data['symptom']]}\n"
         f"- **Established:** {data['established']}: {defect_established(data)}\n"
-        f"- **Severity policy:** [known defects](../defects.md)"
+        + (f"- **Release before:** no example: {data['no_release_before'].strip()}\n"
+           if data.get("no_release_before") else "")
+        + (f"- **Capacity:** `kvlint capacity` names it among its assumptions: \"{data['id']} "
+           f"({data['code']}): {data['capacity_note'].strip()}\"\n" if data.get("capacity_note") else "")
+        + "- **Severity policy:** [known defects](../defects.md)"
     )
     return Rule(
         code=data["code"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Optional, Union
 
@@ -17,7 +18,10 @@ _UNITS = {
     "GB": 10**9,
     "TB": 10**12,
 }
-_SIZE = re.compile(r"^\s*(?P<number>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>[A-Za-z]*)\s*$")
+# Matched against the stripped string: one `\s*` between number and unit, never two adjacent
+# ones, so a long run of blanks cannot make the pattern backtrack quadratically (nor can the
+# schema's pattern for sizes, written the same way).
+_SIZE = re.compile(r"(?P<number>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>[A-Za-z]*)")
 # Spellings people reach for that are ambiguous between powers of 2 and 10.
 _AMBIGUOUS = {"k": "K", "m": "M", "g": "G", "t": "T"}
 
@@ -30,15 +34,16 @@ def parse_size(value: Union[int, float, str, None]) -> Optional[int]:
         return value if value >= 0 else None
     if isinstance(value, float):
         return int(value) if value >= 0 else None
-    match = _SIZE.match(str(value))
+    match = _SIZE.fullmatch(str(value).strip())
     if not match or match.group("unit") not in _UNITS:
         return None
-    return int(float(match.group("number")) * _UNITS[match.group("unit")])
+    size = float(match.group("number")) * _UNITS[match.group("unit")]
+    return int(size) if math.isfinite(size) else None  # 400 digits: the schema stage reports it
 
 
 def size_hint(value: str) -> Optional[str]:
     """A remediation for a size string with an ambiguous or unknown unit, else None."""
-    match = _SIZE.match(value)
+    match = _SIZE.fullmatch(value.strip())
     if not match:
         return None
     number, unit = match.group("number"), match.group("unit")

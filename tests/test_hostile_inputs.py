@@ -532,3 +532,25 @@ def test_a_multi_megabyte_model_name_is_no_hang_in_did_you_mean(project: Path):
     completed = kvlint(["check", "deploy.yaml", "--output-format", "json"], project)  # TIMEOUT_S is the hang guard
     (finding,) = [d for d in diagnostics(completed) if d["code"] == "KV203"]
     assert "characters cut" in finding["message"] and len(finding["message"]) < 1000
+
+
+@pytest.mark.parametrize("value", [
+    '"1' + " " * 2_000_000 + '!"',  # two adjacent \s* in the old size pattern: quadratic
+    '"' + " " * 2_000_000 + '"',
+    '"' + "9" * 400 + 'GiB"',  # float() of it is inf: int(inf) raised OverflowError
+    "9" * 400,
+])
+def test_hostile_size_values_are_findings_in_bounded_time(project: Path, value: str):
+    (project / "deploy.yaml").write_text(
+        manifest_with("  gpu: H100-SXM-80GB\n", f"  gpu: H100-SXM-80GB\n  memory: {value}\n"), encoding="utf-8")
+    completed = kvlint(["check", "deploy.yaml", "--output-format", "json"], project)  # TIMEOUT_S: the hang guard
+    assert completed.returncode == 1, completed.stderr
+    assert [d["pointer"] for d in diagnostics(completed) if d["severity"] == "error"] == ["/hardware/memory"]
+
+
+def test_size_strings_still_parse_as_documented():
+    from kvlint.units import parse_size
+
+    assert parse_size(" 80 GiB ") == 80 * 2 ** 30 and parse_size("141GB") == 141 * 10 ** 9
+    assert parse_size("1.5 TiB") == 3 * 2 ** 39 and parse_size("12") == 12
+    assert parse_size("80 gb") is None and parse_size("9" * 400 + "GiB") is None

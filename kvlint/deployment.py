@@ -92,6 +92,7 @@ class ModelGeometry:
     # The checkpoint's HF `architectures` (catalog entries; empty when unknown). Engines key
     # release behaviour on them (SGLang's multimodal memory-fraction factor, hybrid-pool overrides).
     architectures: Tuple[str, ...] = ()
+    vocab_size: Optional[int] = None  # config.json vocab_size (catalog entries); None when unknown
 
     @property
     def is_mla(self) -> bool:

@@ -32,6 +32,11 @@ MiB = 1 << 20
 VLLM_ACTIVATION_ESTIMATE = int(2.25 * GiB)
 VLLM_ACTIVATION_TOKENS = 8192
 VLLM_ACTIVATION_FLOOR = int(0.5 * GiB)
+#   Where the release's sampler warm-up is catalogued (`sampler_warmup`) and the model's vocabulary
+#   is known, the peak is instead what the profile holds at its sampler warm-up: bytes_per_logit x
+#   min(max_num_batched_tokens, max_num_seqs) x vocab_size (the fit logs' torch peak at 0.19 is that
+#   plus 0.18-0.65 GiB, median 0.26: the forward pass's outputs still held, multimodal encoders);
+VLLM_SAMPLER_RESIDUAL = int(0.26 * GiB)
 # * non-torch memory: 0.24-0.27 GiB on one GPU, 2.09-2.17 GiB under tensor parallelism on H100,
 #   where NCCL allocates its NVLink SHARP (NVLS, SM90+) buffers (fit logs: 4 at tp=1, 2 H100 logs at
 #   tp=2/4; the A100 fit logs at tp=2/4 show no such jump);
@@ -63,7 +68,9 @@ BAND_WEIGHTS_LOW = -0.01
 BAND_WEIGHTS_HIGH = 0.14
 # * everything else the formula estimates (device total x fraction, non-KV memory, CUDA graphs,
 #   the engine's default fraction): what is left of the fit errors after the weights, in GiB of pool
-#   (fit range -1.70 .. +0.37 GiB; + means the engine had more pool than predicted).
+#   (fit range -1.70 .. +0.37 GiB with the flat activation estimate, -1.04 .. +0.27 GiB since the
+#   sampler warm-up term; kept at the wider range while releases without a catalogued warm-up still
+#   use the flat estimate; + means the engine had more pool than predicted).
 BAND_OTHER_LOW_GIB = -1.75
 BAND_OTHER_HIGH_GIB = 0.4
 
@@ -182,6 +189,38 @@ def default_max_num_batched_tokens(deployment: Deployment) -> Optional[int]:
     return None
 
 
+def _tier_value(tiers, deployment: Deployment, key: str = "serve") -> Optional[int]:
+    """The first tier whose memory floor the GPU reaches and whose excluded GPUs it is not."""
+    gib = (deployment.memory.device_memory_bytes or 0) / GiB
+    gpu_id = (deployment.gpu.id if deployment.gpu else "").lower()
+    for tier in tiers or ():
+        if gib < tier.get("min_memory_gib", 0):
+            continue
+        if any(str(excluded).lower() in gpu_id for excluded in tier.get("exclude_gpus", ())):
+            continue
+        return int(tier[key])
+    return None
+
+
+def _vllm_activation(deployment: Deployment, mnbt: int) -> Tuple[int, str]:
+    """The profiled torch peak: the sampler warm-up where the release and the vocabulary are
+    known (catalog `sampler_warmup`), else the flat estimate scaled with max_num_batched_tokens."""
+    warmup = deployment.release_default("sampler_warmup") or {}
+    vocab = deployment.model.vocab_size if deployment.model else None
+    if warmup and vocab:
+        seqs = deployment.max_num_seqs or _tier_value(warmup.get("max_num_seqs_tiers"), deployment)
+        if seqs:
+            requests = min(mnbt, seqs)
+            sampler = int(warmup["bytes_per_logit"]) * requests * vocab
+            activation = max(VLLM_ACTIVATION_FLOOR, sampler + VLLM_SAMPLER_RESIDUAL)
+            return activation, (f"activation peak {activation / GiB:.2f} GiB: the sampler warm-up's "
+                                f"{requests:,} requests x {vocab:,} logits x {warmup['bytes_per_logit']} B "
+                                f"(min(max_num_batched_tokens {mnbt:,}, max_num_seqs {seqs:,})) plus "
+                                f"{VLLM_SAMPLER_RESIDUAL / GiB:.2f} GiB")
+    activation = max(VLLM_ACTIVATION_FLOOR, int(VLLM_ACTIVATION_ESTIMATE * mnbt / VLLM_ACTIVATION_TOKENS))
+    return activation, f"activation peak {activation / GiB:.2f} GiB at max_num_batched_tokens {mnbt:,}"
+
+
 def vllm_pool(deployment: Deployment) -> PoolEstimate:
     """vLLM `determine_available_memory`: ceil(total * gmu) - non_kv_cache_memory - cudagraph.
 
@@ -213,12 +252,10 @@ def vllm_pool(deployment: Deployment) -> PoolEstimate:
         non_torch = VLLM_NON_TORCH_TP_ESTIMATE if nvls else VLLM_NON_TORCH_ESTIMATE
         mnbt = deployment.max_num_batched_tokens or default_max_num_batched_tokens(deployment) \
             or VLLM_ACTIVATION_TOKENS
-        activation = max(VLLM_ACTIVATION_FLOOR,
-                         int(VLLM_ACTIVATION_ESTIMATE * mnbt / VLLM_ACTIVATION_TOKENS))
+        activation, activation_text = _vllm_activation(deployment, mnbt)
         non_kv = activation + non_torch
         parts = [("activation", activation), ("non_torch", non_torch)]
-        text = (f"non_kv_memory estimated as {non_kv / GiB:.2f} GiB per GPU: activation peak "
-                f"{activation / GiB:.2f} GiB at max_num_batched_tokens {mnbt:,} and non-torch memory "
+        text = (f"non_kv_memory estimated as {non_kv / GiB:.2f} GiB per GPU: {activation_text} and non-torch memory "
                 f"{non_torch / GiB:g} GiB"
                 f"{' (NCCL buffers of tensor parallelism on SM90+)' if nvls else ''}; vLLM profiles "
                 "the real value at start-up")

@@ -88,6 +88,7 @@ class ModelEntry:
     sources: Tuple[Source, ...]
     file: str
     architectures: Tuple[str, ...] = ()
+    vocab_size: Optional[int] = None
     _geometry_cache: Dict[str, ModelGeometry] = field(default_factory=dict, compare=False, repr=False)
 
     def kinds(self) -> List[AttentionKind]:
@@ -127,6 +128,7 @@ class ModelEntry:
             has_sinks=self.sinks,
             source="catalog",
             architectures=self.architectures,
+            vocab_size=self.vocab_size,
         )
         self._geometry_cache["geometry"] = geometry
         return geometry
@@ -262,6 +264,7 @@ def _entry(data: Mapping[str, Any], file: str) -> ModelEntry:
         id=model_id,
         aliases=tuple(str(a) for a in data.get("aliases") or ()),
         architectures=tuple(str(a) for a in data.get("architectures") or ()),
+        vocab_size=data.get("vocab_size"),
         model_type=data.get("model_type"),
         num_layers=num_layers,
         num_attention_heads=num_heads,

@@ -182,3 +182,59 @@ def test_unknown_backend_and_bad_versions_do_not_crash():
         data["engine"].pop("build")
         analysis = analyse(data)
         assert "llamacpp" in analysis.facts
+
+
+@pytest.mark.parametrize("patch", [
+    {"serving": {"context_size": 10**15}},
+    {"serving": {"context_size": -3, "max_num_seqs": 0}},
+    {"engine": {"name": "ollama", "version": "v0.30.0", "env": {"OLLAMA_NUM_PARALLEL": "99999999999999999999",
+                                                                "OLLAMA_CONTEXT_LENGTH": ["x"], "OLLAMA_KV_CACHE_TYPE": 5,
+                                                                "OLLAMA_FLASH_ATTENTION": None}}},
+    {"engine": {"name": "ollama", "version": "0.13.3", "env": "not a mapping"}},
+    {"engine": {"name": "llama.cpp", "version": "b00000", "flash_attention": "yes", "build": {"backend": "tpu"}}},
+    {"kv_cache": {"dtype": "", "key_dtype": "Q8_0", "value_dtype": 7}},
+    {"model": {"name": "x", "geometry": {"num_layers": 2, "num_kv_heads": 0, "head_dim": 1}}},
+    {"model": {"name": "x", "geometry": {"num_layers": 3, "num_kv_heads": 2, "head_dim": 48}}},
+])
+def test_hostile_values_do_not_crash(patch):
+    data = manifest(k="q8_0", fa="on")
+    for key, value in patch.items():
+        data[key] = {**data.get(key, {}), **value} if isinstance(data.get(key), dict) else value
+    analysis = analyse(data)
+    assert isinstance(analysis.facts["llamacpp"]["build"], str)
+    cache = analysis.capacity.llamacpp if analysis.capacity is not None else None
+    if cache is not None:
+        assert cache.total_bytes >= 0 and cache.cells >= 0
+
+
+def test_capacity_targets_gate():
+    # targets.min_kv_tokens gates llama.cpp's cells as it gates vLLM's pool tokens (KV601).
+    data = manifest(version="b7200", k="q8_0", fa="on", max_num_seqs=1)
+    data["targets"] = {"min_kv_tokens": 40000}
+    below = analyse(data).facts["capacity"]["below_targets"]
+    assert [item["target"] for item in below] == ["min_kv_tokens"]
+    data["targets"] = {"min_kv_tokens": 32768}
+    assert analyse(data).facts["capacity"]["below_targets"] == []
+
+
+# b11312 (ggml-org/llama.cpp 0c1e57098, vendored by llama-cpp-python 0.3.36), read in its source:
+# src/llama-context.cpp L3840-L3849 turns -fa auto on for a quantized V cache and prints
+# "quantized V cache requires flash_attn to be enabled" when it is off; ggml/src/ggml-cuda/fattn.cu
+# L495-L539 claims every K/V type but iq4_nl and converts pairs not in GGML_CUDA_FA_QUANTS to f16.
+def test_b11312_auto_enables_flash_attention_for_quantized_v():
+    facts = analyse(manifest(version="b11312", k="f16", v="q4_0", backend="cuda")).facts["llamacpp"]
+    assert facts["fa_effective"] == "on" and facts["fa_auto_enabled_for_v"] is True
+    assert facts["start_error"] is None
+    assert facts["fallback_kind"] == "f16_conversion"  # f16-q4_0 is not in the default GGML_CUDA_FA_QUANTS
+
+
+def test_b11312_refusal_text():
+    facts = analyse(manifest(version="b11312", k="q8_0", fa="off")).facts["llamacpp"]
+    assert facts["start_error"] == "quantized V cache requires flash_attn to be enabled"
+
+
+@pytest.mark.parametrize("k,v,kind", [("q8_0", "q8_0", None), ("q4_1", "q4_1", "f16_conversion"),
+                                      ("iq4_nl", "iq4_nl", "cpu")])
+def test_b11312_cuda_pairs(k, v, kind):
+    facts = analyse(manifest(version="b11312", k=k, v=v, fa="on", backend="cuda")).facts["llamacpp"]
+    assert facts["fallback_kind"] == kind

@@ -50,13 +50,21 @@ def _lower_bound(spec: str) -> Optional[int]:
     return int(low.group(1)) if low else None
 
 
+def _upper_bound(spec: str) -> Optional[int]:
+    high = re.search(r"<=?\s*b([0-9]+)", spec)
+    return int(high.group(1)) if high else None
+
+
 def _far_from_boundary(build: str, spec: str) -> bool:
-    """True when `build` lies more than BOUNDARY_MARGIN builds above the specifier's lower bound."""
-    low = _lower_bound(spec)
+    """True when `build` lies more than BOUNDARY_MARGIN builds inside both bounds of the specifier."""
+    low, high = _lower_bound(spec), _upper_bound(spec)
+    if low is None and high is None:
+        return False
     try:
-        return low is not None and int(parse_version(build).release[0]) - low > BOUNDARY_MARGIN
+        number = int(parse_version(build).release[0])
     except (VersionError, IndexError):
         return False
+    return (low is None or number - low > BOUNDARY_MARGIN) and (high is None or high - number > BOUNDARY_MARGIN)
 
 
 @dataclass(frozen=True)
@@ -96,6 +104,7 @@ class KernelVerdict:
     note: str = ""
     sources: Sources = ()
     lower_bound: Optional[int] = None  # the build number the matching entry starts at
+    converted: bool = False  # a kernel runs, but with K and V converted to f16 (the pair is not compiled in)
 
 
 class GgmlCatalog:
@@ -183,7 +192,7 @@ class GgmlCatalog:
             return verdict
         # An unpinned boundary matters only if the build just before it gives another answer.
         before = self._kernel(backend, f"b{verdict.lower_bound - 1}", all_quants, k, v, head_k, head_v)
-        if before.exists == verdict.exists and before.unsupported == verdict.unsupported:
+        if before.exists == verdict.exists and before.unsupported == verdict.unsupported and before.converted == verdict.converted:
             return replace(verdict, verified=True)
         return verdict
 
@@ -214,6 +223,10 @@ class GgmlCatalog:
                 return KernelVerdict(False, f"no quantized kernel for head size {head_k} (head sizes {', '.join(map(str, sizes))})", **common)
             if head_k is not None and head_v is not None and head_k != head_v and backend not in ("cpu", "vulkan"):
                 return KernelVerdict(None, f"K/V head sizes {head_k}/{head_v} differ: kernel availability not modelled", **common)
+            compiled = entry.get("compiled")
+            if compiled is not None and f"{k}-{v}" not in compiled:
+                return KernelVerdict(True, f"the {k}-{v} kernel is not compiled in (compiled: {', '.join(compiled)})",
+                                     converted=True, **common)
             return KernelVerdict(True, "", **common)
         return KernelVerdict(None, f"no catalog entry for {backend} at {build}")
 

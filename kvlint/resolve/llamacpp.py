@@ -75,7 +75,9 @@ def resolve_ggml_facts(
     build_fact: Optional[Fact] = None
     if ollama:
         build_fact = cat.ollama_build(version) if version else None
-        build = build_fact.value if build_fact else (rng[1] if rng else "")
+        if build_fact is None:  # an Ollama release outside the catalogue: the newest llama.cpp it maps to
+            build_fact = cat.ollama_build(rng[1]) if rng else None
+        build = build_fact.value if build_fact else ""
     else:
         build = version
     if not build or not facts["engine"]["known"]:
@@ -227,6 +229,7 @@ def resolve_ggml_facts(
     kernel = cat.kernel(backend, build, all_quants, k_eff, v_eff, head_k, head_v) if build else None
     out["kernel"] = {
         "exists": kernel.exists if kernel else None,
+        "converted": bool(kernel and kernel.converted),
         "reason": kernel.reason if kernel else "",
         "unsupported": kernel.unsupported if kernel else None,
         "verified": kernel.verified if kernel else False,
@@ -234,12 +237,16 @@ def resolve_ggml_facts(
         "sources": _sources_text(kernel.sources) if kernel else "",
     }
     kernel_ok = kernel.exists if kernel else None
+    auto_quant_v = setting("fa_auto_quant_v")
     if forced is not None:
         fa_eff: Optional[bool] = False
     elif fa_req == "off":
         fa_eff = False
     elif fa_req == "on":
         fa_eff = True
+    elif v_quant and _value(auto_quant_v) == "enable":
+        fa_eff = True  # llama_init_from_model: "enabling flash_attn since it is required for quantized V cache"
+        out["fa_auto_enabled_for_v"] = True
     elif kernel_ok is None:
         fa_eff = None
     else:
@@ -252,6 +259,9 @@ def resolve_ggml_facts(
                         and backend != "cpu")
     aborts = bool(fa_eff and kernel_ok is False and kernel is not None and kernel.unsupported == "abort")
     out["cpu_fallback"] = cpu_fallback
+    out["f16_conversion"] = bool(fa_eff and kernel is not None and kernel.exists and kernel.converted and backend != "cpu")
+    out["fallback_kind"] = "cpu" if cpu_fallback else ("f16_conversion" if out["f16_conversion"] else None)
+    out.setdefault("fa_auto_enabled_for_v", False)
     out["kernel_abort"] = aborts
     slowdown, _ = cat.slowdown()
     out["slowdown"] = slowdown
@@ -319,7 +329,7 @@ def resolve_ggml_facts(
     auto_fit = False
     if ollama:
         par_env = env.get("OLLAMA_NUM_PARALLEL")
-        n_seq = n_seq_written or (int(par_env) if str(par_env or "").strip().isdigit() and int(par_env) > 0 else None)
+        n_seq = n_seq_written or (int(par_env) if str(par_env or "").strip().isdigit() and 0 < int(par_env) < 2**64 else None)
         par_default = osetting("num_parallel_default")
         if n_seq is None:
             n_seq = int(_value(par_default, 1))
@@ -327,7 +337,7 @@ def resolve_ggml_facts(
                 notes.append(f"OLLAMA_NUM_PARALLEL unset: {par_default.note or 'default'}; {n_seq} assumed")
         num_ctx = get(data, "serving", "max_model_len", kind=int, lo=1)
         ctx_env = env.get("OLLAMA_CONTEXT_LENGTH")
-        if num_ctx is None and str(ctx_env or "").strip().isdigit() and int(ctx_env) > 0:
+        if num_ctx is None and str(ctx_env or "").strip().isdigit() and 0 < int(ctx_env) < 2**64:
             num_ctx = int(ctx_env)
         if num_ctx is None:
             dflt = _value(osetting("context_length_default"))

@@ -194,11 +194,13 @@ class ManifestBuilder:
                 node[token] = child
                 self.value_spans[prefix] = self._anchors.get(prefix, span)
             node = child
-        # a replaced container value takes its children's spans with it
-        for stale in [p for p in self.value_spans if p.startswith(ptr + "/")]:
-            del self.value_spans[stale]
-            self.key_spans.pop(stale, None)
-            self.provenance.pop(stale, None)
+        # a replaced container value takes its children's spans with it (only a container has
+        # children: scanning on every put made a file with 10,000 variables quadratic)
+        if isinstance(node.get(tokens[-1]), (dict, list)):
+            for stale in [p for p in self.value_spans if p.startswith(ptr + "/")]:
+                del self.value_spans[stale]
+                self.key_spans.pop(stale, None)
+                self.provenance.pop(stale, None)
         node[tokens[-1]] = value
         self.value_spans[ptr] = span
         if key_span is not None:

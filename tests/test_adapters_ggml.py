@@ -415,3 +415,20 @@ def test_walk_reports_on_the_native_lines(tmp_path, monkeypatch):
     assert ("KV207", "Modelfile", 2, 1) in found
     # the drop-in states everything: no missing fact
     assert not [d for d in diagnostics if d["code"] == "KV207" and "override.conf" in d["file"]]
+
+
+@pytest.mark.parametrize("name", ["llama-server.sh", "k8s-llama-server.yaml", "ollama.service.d/override.conf"])
+def test_converted_manifest_checks_the_same(tmp_path, monkeypatch, name):
+    """The manifest `kvlint convert` prints gives the same findings as the native file."""
+    from conftest import invoke
+
+    native = _check(tmp_path, monkeypatch, name)
+    converted = invoke(["convert", name])
+    assert converted.exit_code == 0, converted.output
+    (tmp_path / "converted.yaml").write_text(converted.stdout, encoding="utf-8")
+    result = invoke(["check", "--output-format", "json", "converted.yaml"])
+    manifest = json.loads(result.stdout)["diagnostics"]
+    # the native-only problems (flag spellings, overridden variables) come from the file's text
+    native_only = {"KV319", "KV320", "KV321", "KV322", "KV207", "KV206"}
+    assert sorted((d["code"], d["message"]) for d in native if d["code"] not in native_only) == sorted(
+        (d["code"], d["message"]) for d in manifest if d["code"] not in native_only)

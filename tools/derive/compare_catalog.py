@@ -347,37 +347,105 @@ def summarize(values: list[str], limit: int = 12) -> str:
     return ", ".join(uniq[:limit]) + (f" … (+{len(uniq) - limit})" if len(uniq) > limit else "")
 
 
+_STRIP = {"where", "sources", "version", "wheel", "class", "platform_where", "priorities_where",
+          "supports_combination", "stubs_used"}
+
+
+def _content(o):
+    """A table without its provenance and version: equal content = the code answered the same."""
+    if isinstance(o, dict):
+        return {k: _content(v) for k, v in o.items() if k not in _STRIP}
+    if isinstance(o, list):
+        return [_content(x) for x in o]
+    return o
+
+
+def _spec_strings(o, out: set) -> set:
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if k == "versions" and isinstance(v, str):
+                out.add(v)
+            else:
+                _spec_strings(v, out)
+    elif isinstance(o, list):
+        for x in o:
+            _spec_strings(x, out)
+    return out
+
+
+def catalog_signature(cat, version: str) -> tuple:
+    """Which of the catalog's version ranges hold for `version` (and whether it is catalogued):
+    two releases with the same signature get the same answers from every catalog question."""
+    from kvlint.versions import version_matches
+    specs = sorted(_spec_strings(cat.data.get("vllm") or {}, set()))
+    return (version in cat.known_versions("vllm"),) + tuple(version_matches(version, s) for s in specs)
+
+
+def merge_key(kind: str, subject: str, what: str, detail: str) -> tuple:
+    """Groups whose detail differs only in line numbers (code moves between releases) merge."""
+    return (kind, subject, what, re.sub(r"\.py:\d+", ".py", re.sub(r"\((vllm/[^()]*)\)", "(…)", detail)))
+
+
+def compare_all(cat, tables_dir: Path) -> tuple:
+    """Compare every table; releases whose table content and catalog signature equal an
+    already-compared release's reuse its answer (the same questions get the same answers).
+    Returns (order, counts {version: counts}, groups {(kind, subject, what, detail): cells},
+    same_as {version: representative})."""
+    paths = sorted(Path(tables_dir).glob("*.json"), key=lambda p: vkey(p.stem))
+    order, counts, same_as = [], {}, {}
+    groups: dict = defaultdict(list)
+    seen: dict = {}
+    for p in paths:
+        t = json.loads(p.read_text())
+        v = t["version"]
+        order.append(v)
+        sig = (json.dumps(_content(t), sort_keys=True), catalog_signature(cat, v))
+        if sig in seen:
+            rep = seen[sig]
+            same_as[v] = rep
+            counts[v] = counts[rep]
+            for key, cells in list(groups.items()):
+                cells.extend([(v,) + c[1:] for c in cells if c[0] == rep])
+            continue
+        seen[sig] = v
+        counts[v] = compare_release(cat, t, groups)
+    return order, counts, groups, same_as
+
+
+def merged_groups(groups: dict) -> tuple:
+    merged: dict = defaultdict(list)
+    shown: dict = defaultdict(dict)
+    for (kind, subject, what, detail), cells in groups.items():
+        key = merge_key(kind, subject, what, detail)
+        merged[key].extend(cells)
+        for c in cells:
+            shown[key][c[0]] = detail
+    return merged, shown
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--tables", default=str(REPO / "rules" / "catalog" / "derived" / "vllm"))
     ap.add_argument("--out")
     a = ap.parse_args()
     cat = load_engine_catalog()
-    tables = sorted((json.loads(p.read_text()) for p in Path(a.tables).glob("*.json")),
-                    key=lambda t: vkey(t["version"]))
-    order = [t["version"] for t in tables]
-    groups: dict = defaultdict(list)
+    order, counts, groups, same_as = compare_all(cat, Path(a.tables))
     lines = ["kvlint vLLM catalog vs. derived truth tables (tools/derive/compare_catalog.py)", ""]
     lines.append("per release: agree/disagree cells  [accept = explicit backend takes the config; "
                  "block = supports_block_size; select = auto-selection; facts = dtype literals, flags, defaults]")
-    for t in tables:
-        c = compare_release(cat, t, groups)
+    for v in order:
+        c = counts[v]
         if not c["known"]:
-            lines.append(f"  {t['version']:>8}: catalog has no entry for this release (nothing compared)")
+            lines.append(f"  {v:>8}: catalog has no entry for this release (nothing compared)")
             continue
         note = f"   (unknown to the catalog: compared with its {c['proxy']} facts)" if c["proxy"] else ""
-        lines.append(f"  {t['version']:>8}: accept {c['accept'][0]}/{c['accept'][1]}  block {c['block'][0]}/"
+        if v in same_as:
+            note += f"   (same code answers and catalog ranges as {same_as[v]})"
+        lines.append(f"  {v:>8}: accept {c['accept'][0]}/{c['accept'][1]}  block {c['block'][0]}/"
                      f"{c['block'][1]}  select {c['select'][0]}/{c['select'][1]}  facts {c['facts'][0]}/"
                      f"{c['facts'][1]}{note}")
     lines += ["", "distinct disagreements (most cells first):", ""]
-    # merge groups whose detail differs only in line numbers (code moves between releases)
-    merged: dict = defaultdict(list)
-    shown: dict = defaultdict(dict)
-    for (kind, subject, what, detail), cells in groups.items():
-        key = (kind, subject, what, re.sub(r"\.py:\d+", ".py", re.sub(r"\((vllm/[^()]*)\)", "(…)", detail)))
-        merged[key].extend(cells)
-        for c in cells:
-            shown[key][c[0]] = detail
+    merged, shown = merged_groups(groups)
     ranked = sorted(merged.items(), key=lambda kv: (-len({c[0] for c in kv[1]}) * len(kv[1]), kv[0]))
     for key, cells in ranked:
         kind, subject, what, _ = key

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 import yaml
 
@@ -475,14 +475,15 @@ def find_suppressions(text: str, yaml_text: bool = True) -> List[Suppression]:
     ]
     if not candidates:
         return []
-    regions = _scalar_regions(text) if yaml_text else []
+    regions = _regions_by_line(_scalar_regions(text) if yaml_text else [], {number for number, _ in candidates})
+    next_content = _next_content_lines(lines)
     found: List[Suppression] = []
     for number, line in candidates:
         for match in re.finditer(r"#", line):
             col = match.start()
             if col > 0 and not line[col - 1].isspace():
                 continue
-            if any(_inside(region, number, col) for region in regions):
+            if any(_inside(region, number, col) for region in regions.get(number, ())):
                 continue
             parsed = _SUPPRESSION.match(line, col)
             if not parsed:
@@ -491,7 +492,7 @@ def find_suppressions(text: str, yaml_text: bool = True) -> List[Suppression]:
             standalone = line[:col].strip() == ""
             target = number + 1
             if standalone:
-                target = _next_content_line(lines, number) or number + 1
+                target = next_content[number] or number + 1
             found.append(
                 Suppression(
                     line=number + 1,
@@ -516,12 +517,29 @@ def _inside(region: Tuple[int, int, int, int], line: int, col: int) -> bool:
     return True
 
 
-def _next_content_line(lines: List[str], number: int) -> Optional[int]:
-    for later in range(number + 1, len(lines)):
-        stripped = lines[later].strip()
+def _regions_by_line(regions: List[Tuple[int, int, int, int]], wanted: Set[int]) -> Dict[int, List[Tuple[int, int, int, int]]]:
+    """The scalar regions that touch each wanted line: one pass, so that thousands of comment
+    lines against thousands of scalars cost their sum, not their product (scalars do not
+    overlap, so the lines they span add up to at most the file's)."""
+    by_line: Dict[int, List[Tuple[int, int, int, int]]] = {}
+    for region in regions:
+        for line in range(region[0], region[2] + 1):
+            if line in wanted:
+                by_line.setdefault(line, []).append(region)
+    return by_line
+
+
+def _next_content_lines(lines: List[str]) -> List[Optional[int]]:
+    """For each line index, the 1-based number of the next line after it that holds neither
+    blanks nor only a comment (None at the end): one backward pass for all suppressions."""
+    following: List[Optional[int]] = [None] * len(lines)
+    upcoming: Optional[int] = None
+    for index in range(len(lines) - 1, -1, -1):
+        following[index] = upcoming
+        stripped = lines[index].strip()
         if stripped and not stripped.startswith("#"):
-            return later + 1
-    return None
+            upcoming = index + 1
+    return following
 
 
 def unreadable(display: str, reason: str) -> LoadedFile:

@@ -550,9 +550,8 @@ def outside_findings(document: Document, expansion: Expansion) -> List[Finding]:
     ]
 
 
-def analyze_ablation(document: Document, context: CheckContext, contain: Optional[PathCheck] = None) -> List[Finding]:
-    """Findings of an Ablation document: every variant's, located in the ablation file, plus KV70x."""
-    expansion = expand(document, contain)
+def _base_findings(document: Document, expansion: Expansion) -> List[Finding]:
+    """KV703 for a base that cannot be used or is not a valid deployment, KV209 for its paths."""
     findings: List[Finding] = [_problem(document, p, m) for p, m in expansion.problems]
     findings.extend(outside_findings(document, expansion))
     if expansion.base_schema_errors:
@@ -563,6 +562,13 @@ def analyze_ablation(document: Document, context: CheckContext, contain: Optiona
             f"base {expansion.base_file!r} is not a valid deployment ({count} schema error{'s' if count > 1 else ''}; "
             f"first at {first_pointer or 'the top level'}: {first_message}); run kvlint check on it",
         ))
+    return findings
+
+
+def analyze_ablation(document: Document, context: CheckContext, contain: Optional[PathCheck] = None) -> List[Finding]:
+    """Findings of an Ablation document: every variant's, located in the ablation file, plus KV70x."""
+    expansion = expand(document, contain)
+    findings = _base_findings(document, expansion)
     if expansion.base is None:
         return findings
     analyzed = analyze_variants(document, expansion, context.config.catalog_dirs, context.config.max_scale_overhead)
@@ -585,8 +591,8 @@ def expand_for_capacity(document: Document, config, contain: Optional[PathCheck]
     """One Analysis per variant, in order, with facts["variant"] (and ["ablation"]) set; a path
     the base file names outside the project is added to `problems` (KV209)."""
     expansion = expand(document, contain)
-    if problems is not None:
-        problems.extend(outside_findings(document, expansion))
+    if problems is not None:  # what `kvlint check` reports on the base, so capacity exits 1 too
+        problems.extend(_base_findings(document, expansion))
     if expansion.base is None:
         return []
     analyzed = analyze_variants(document, expansion, config.catalog_dirs, config.max_scale_overhead)

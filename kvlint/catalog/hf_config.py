@@ -16,6 +16,7 @@ Also here: `manifest_geometry_overrides`, which applies a manifest's `model.geom
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -213,10 +214,28 @@ def _text_config(config: Mapping[str, Any]) -> Tuple[Dict[str, Any], str]:
     return dict(config), top_type
 
 
-def _positive_int(value: Any, key: str, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 1:
-        raise ConfigError(f"{name}: {key} must be a positive integer, got {value!r}")
+# Sane maxima, checked before anything is allocated per layer: the largest released models have
+# a few hundred layers and a few hundred heads; a config.json claiming ten million layers would
+# otherwise build ten million layer records.
+MAX_CONFIG_LAYERS = 10_000
+MAX_CONFIG_COUNT = 1 << 31
+
+
+def _positive_int(value: Any, key: str, name: str, maximum: int = MAX_CONFIG_COUNT) -> int:
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or (isinstance(value, float) and not math.isfinite(value)) or value != int(value) or value < 1):
+        raise ConfigError(f"{name}: {key} must be a positive integer, got {_shown(value)}")
+    if value > maximum:
+        raise ConfigError(f"{name}: {key} is {_shown(value)}, more than the {maximum:,} kvlint accepts")
     return int(value)
+
+
+def _shown(value: Any) -> str:
+    """A value from the file as a message quotes it: a 5,000-digit integer is not printed whole
+    (and Python refuses to make a string of one)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10 ** 30:
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1:,} digits"
+    return repr(value)
 
 
 def _first(text: Mapping[str, Any], keys: Sequence[str]) -> Any:
@@ -311,7 +330,7 @@ def geometry_from_config(config: Mapping[str, Any], name: str) -> ModelGeometry:
     layers_raw = _first(text, ("num_hidden_layers", "n_layer", "num_layers", "n_layers"))
     if layers_raw is None:
         raise ConfigError(f"{name}: config.json has no layer count (num_hidden_layers)")
-    num_layers = _positive_int(layers_raw, "num_hidden_layers", name)
+    num_layers = _positive_int(layers_raw, "num_hidden_layers", name, MAX_CONFIG_LAYERS)
 
     heads_raw = _first(text, ("num_attention_heads", "n_head", "num_heads", "n_heads"))
     num_heads = _positive_int(heads_raw, "num_attention_heads", name) if heads_raw is not None else None
@@ -427,7 +446,7 @@ def linear_layer_count(config: Mapping[str, Any]) -> Optional[int]:
     interval, layers = text.get("full_attention_interval"), text.get("num_hidden_layers")
     if (isinstance(interval, int) and not isinstance(interval, bool) and interval > 0
             and isinstance(layers, int) and not isinstance(layers, bool) and layers > 0):
-        return sum(1 for i in range(layers) if (i + 1) % interval)
+        return layers - layers // interval  # layers i + 1 in 1..layers not a multiple of interval
     return None
 
 
@@ -444,6 +463,8 @@ def read_config_json(path: Union[str, Path]) -> Any:
         return json.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: not valid JSON: {error}") from None
+    except RecursionError:  # {"a": {"a": ... 100,000 deep
+        raise ConfigError(f"{path}: not valid JSON: nested too deeply") from None
 
 
 def read_config(path: Union[str, Path], name: Optional[str] = None) -> ModelGeometry:
@@ -623,7 +644,10 @@ def cached_config(name: str, environ: Optional[Mapping[str, str]] = None) -> Opt
     elif env.get("HF_HOME"):
         hub = Path(env["HF_HOME"]) / "hub"
     else:
-        hub = Path.home() / ".cache" / "huggingface" / "hub"
+        try:
+            hub = Path.home() / ".cache" / "huggingface" / "hub"
+        except (RuntimeError, KeyError, OSError):  # no HOME and no passwd entry: no cache to look in
+            return None
     repo = hub / ("models--" + name.replace("/", "--"))
     try:
         ref = (repo / "refs" / "main").read_text(encoding="utf-8").strip()

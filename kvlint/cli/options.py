@@ -59,6 +59,12 @@ def build_context(config: Config):
     enabled, unknown = enabled_codes(rulebook, config)
     if unknown:
         raise UsageError("unknown rule selector(s): " + ", ".join(unknown) + " (KV902; see `kvlint rules`)")
+    if not enabled:  # `--select ""`, `select = []`, or an ignore that covers the selection
+        raise UsageError(
+            f"the rule selection enables no rule (select: {', '.join(config.select + config.extend_select) or 'nothing'}; "
+            f"ignore: {', '.join(config.ignore) or 'nothing'}), so nothing would be checked; select at least one "
+            "rule (the default is ALL)"
+        )
     return CheckContext(config=config, rulebook=rulebook, enabled=enabled, display_root=Path.cwd())
 
 

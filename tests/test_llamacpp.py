@@ -238,3 +238,14 @@ def test_b11312_refusal_text():
 def test_b11312_cuda_pairs(k, v, kind):
     facts = analyse(manifest(version="b11312", k=k, v=v, fa="on", backend="cuda")).facts["llamacpp"]
     assert facts["fallback_kind"] == kind
+
+
+def test_ollama_030_turns_flash_attention_off_on_cc_7_2():
+    # Ollama v0.30+ passes --flash-attn off when a CUDA GPU fails FlashAttentionSupported (CC 7.2,
+    # ml/device.go L571-L600 at v0.32.15); a quantized cache then fails to load (KV336).
+    data = manifest(engine="ollama", version="0.30.2", k="q8_0", backend="cuda")
+    data["hardware"] = {"gpu": "Jetson-AGX-Xavier", "compute_capability": "7.2", "memory": "32GiB"}
+    facts = analyse(data).facts["llamacpp"]
+    assert facts["fa_requested"] == "off" and facts["start_error_reason"] == "fa_off"
+    data["engine"]["flash_attention"] = "on"
+    assert analyse(data).facts["llamacpp"]["start_error"] is None

@@ -219,6 +219,13 @@ def resolve_ggml_facts(
             fa_req = "auto"  # v0.13.4+: auto (a quantized type was already set back to f16 above)
         if not tristate and fa_req == "auto":
             fa_req = "off"  # Ollama's runner takes a boolean before the tri-state builds
+        cc = gpu.compute_capability if gpu is not None else None
+        if (ollama_out.get("passthrough") and ollama_fa_env is None and backend in ("cuda", None) and cc is not None
+                and (cc < (6, 0) or cc == (7, 2))):
+            # v0.30+: --flash-attn off when a GPU fails FlashAttentionSupported (CUDA CC < 6.0, or 7.2);
+            # ml/device.go L571-L600 at v0.32.15
+            fa_req = "off"
+            notes.append(f"Ollama passes --flash-attn off on CUDA compute capability {cc[0]}.{cc[1]} (FlashAttentionSupported)")
     else:
         fa_req = fa_written or fa_default
         if not tristate and fa_req == "auto":

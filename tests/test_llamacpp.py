@@ -249,3 +249,12 @@ def test_ollama_030_turns_flash_attention_off_on_cc_7_2():
     assert facts["fa_requested"] == "off" and facts["start_error_reason"] == "fa_off"
     data["engine"]["flash_attention"] = "on"
     assert analyse(data).facts["llamacpp"]["start_error"] is None
+
+
+@pytest.mark.parametrize("model,fallback", [("Qwen/Qwen3-32B", False), ("meta-llama/Llama-3.1-8B-Instruct", True)])
+def test_ollama_allowlisted_architectures_get_flash_attention(model, fallback):
+    # v0.11.8-v0.24: FlashAttention() (fs/ggml/ggml.go at v0.24.0) turns FA on for qwen3, gemma3, gpt-oss, ...
+    # without OLLAMA_FLASH_ATTENTION, so their quantized cache is applied; other models stay f16.
+    facts = analyse(manifest(engine="ollama", version="0.13.3", k="q8_0", model=model)).facts["llamacpp"]
+    assert facts["ollama"]["fallback_f16"] is fallback
+    assert facts["start_error"] is None

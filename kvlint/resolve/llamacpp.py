@@ -10,6 +10,7 @@ smoke test reads it to predict a refusal). Facts come from rules/catalog/ggml/ t
 
 from __future__ import annotations
 
+import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from kvlint.catalog.ggml import Fact, GgmlCatalog, load_ggml_catalog
@@ -151,7 +152,7 @@ def resolve_ggml_facts(
 
     # -- Ollama's own handling (types and flash attention before llama.cpp sees them) -------------
     k_eff, v_eff = k_req, v_req
-    ollama_out: Dict[str, Any] = {"fallback_f16": False, "type_ignored": False}
+    ollama_out: Dict[str, Any] = {"fallback_f16": False, "type_ignored": False, "fa_allowlisted": False}
     if ollama:
         out["ollama"] = ollama_out
         types_rule = osetting("kv_cache_types")
@@ -169,6 +170,14 @@ def resolve_ggml_facts(
         if _value(no_fa) == "f16_fallback" and quant:
             # FA must be explicitly on (and, up to v0.13.3, supported by the GPU and the model).
             fa_on = ollama_fa_env is True
+            allow = osetting("fa_allowlist")
+            if ollama_fa_env is None and allow is not None and any(re.search(p, model_name) for p in allow.value):
+                # the per-architecture allowlist turns flash attention on when the variable is unset
+                fa_on = True
+                ollama_out["fa_allowlisted"] = True
+                notes.append(f"Ollama {version} turns flash attention on for this architecture without "
+                             "OLLAMA_FLASH_ATTENTION (FlashAttention() allowlist, matched on the model name)"
+                             + _unverified(allow))
             why = None
             if not fa_on:
                 why = ("OLLAMA_FLASH_ATTENTION is not set" if ollama_fa_env is None
@@ -213,6 +222,8 @@ def resolve_ggml_facts(
         fa_unset_rule = ollama_out.get("fa_unset_rule")
         if ollama_fa_env is not None:
             fa_req = "on" if ollama_fa_env else "off"
+        elif ollama_out.get("fa_allowlisted"):
+            fa_req = "on"
         elif fa_unset_rule == "off":
             fa_req = "off"
         else:

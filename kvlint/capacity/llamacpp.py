@@ -154,9 +154,12 @@ def _ollama_estimate(plan: GgmlPlan, layers: Tuple[LayerGeometry, ...], context:
         return None, None
     heads = [layer for layer in layers if layer.num_kv_heads > 0]
     if plan.ollama_estimate == "f16":
-        # v0.30+ PredictServerVRAM: 2 x layers x kv heads x head_dim x ctx x 2 B, whatever the type.
-        total = sum(2 * layer.num_kv_heads * layer.head_dim * context * 2 for layer in heads)
-        return total, "every cache priced as f16 (PredictServerVRAM)"
+        # v0.30+ PredictServerVRAM: 2 x block_count x head_count_kv (the minimum over layers, at least 1)
+        # x head_dim x ctx x 2 B, whatever the type (Ollama takes head_dim as n_embd / n_head; kvlint
+        # uses the model's head size, the same for most models).
+        kv_min = max(1, min((layer.num_kv_heads for layer in layers), default=1))
+        head = layers[0].head_dim if layers else 0
+        return 2 * len(layers) * kv_min * head * context * 2, "every cache priced as f16 (PredictServerVRAM)"
     # <= v0.24 GraphSize: ctx x (head_k + head_v) x n_head_kv x bytes per element, block scales dropped.
     def rate(t: str) -> float:
         return _OLLAMA_DROPPED_SCALES.get(t, 2.0)

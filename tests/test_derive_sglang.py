@@ -177,6 +177,7 @@ def test_default_mem_fraction_static_per_release(release, label):
     dev = deployment(GEOMETRY["meta-llama/Llama-3.1-8B-Instruct"](), engine="sglang", version=release,
                      tp=got["tp"], kv_cache_memory=None,
                      gpu=replace(H100, memory_bytes=got["gpu_memory_mib"] << 20), weights=1 << 30)
+    dev = replace(dev, max_num_seqs=got.get("max_running_requests"))  # --max-running-requests
     note = next(a for a in compute(dev).assumptions if a.startswith("mem_fraction_static defaulted"))
     assert f"'s {got['mem_fraction_static']} " in note, (label, note)
 

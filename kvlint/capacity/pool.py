@@ -317,15 +317,19 @@ def sglang_tp_fraction(tp: int, tiers) -> Optional[float]:
     return None
 
 
-def sglang_heuristic_fraction(device_bytes: int, tp: int, pp: int, mla: bool, rule) -> Optional[float]:
+def sglang_heuristic_fraction(device_bytes: int, tp: int, pp: int, mla: bool, rule,
+                              max_running_requests: Optional[int] = None) -> Optional[float]:
     """SGLang's default mem_fraction_static from the catalog's `mem_fraction_static_heuristic`
     (0.5.23, arg_groups/memory_hook.py `_handle_gpu_memory_settings`): the reserve for activations
-    at chunked_prefill_size, the parallel slack and the decode and prefill CUDA graphs."""
+    at chunked_prefill_size, the parallel slack and the decode and prefill CUDA graphs; a smaller
+    --max-running-requests caps the decode graphs' max_bs."""
     gpu_mib = device_bytes / MiB
     tier = next((t for t in rule.get("tiers", ()) if "below_gib" not in t or gpu_mib < t["below_gib"] * 1024), None)
     if tier is None:
         return None
     decode_bs = tier["decode_max_bs"][0 if tp < 4 else 1]
+    if max_running_requests is not None:
+        decode_bs = min(decode_bs, max_running_requests)
     prefill = rule["prefill_graph_mla_mib"] if mla else tier["prefill_graph_sizes"] * rule["prefill_graph_mib_per_size"]
     reserved = (rule["base_mib"]
                 + max(tier["chunked_prefill_size"], rule["min_activation_tokens"]) * rule["activation_mib_per_token"]
@@ -341,8 +345,9 @@ def _sglang_default_fraction(deployment: Deployment, device: int, notes: List[st
     heuristic = deployment.release_default("mem_fraction_static_heuristic")
     if heuristic:
         mla = bool(deployment.model and deployment.model.is_mla)
+        # serving.max_num_seqs is SGLang's --max-running-requests (kvlint/adapters/flags.py)
         mfs = sglang_heuristic_fraction(device, deployment.tensor_parallel, deployment.pipeline_parallel,
-                                        mla, heuristic)
+                                        mla, heuristic, deployment.max_num_seqs)
         if mfs is not None:
             notes.append(f"mem_fraction_static defaulted to SGLang {deployment.engine_version}'s {mfs} "
                          "(its reserve for activations at the default chunked_prefill_size and for the "

@@ -87,7 +87,9 @@ CASES: List[Dict[str, Any]] = [
 # GPUs for which the release's default mem_fraction_static is recorded: (label, MiB, tp)
 FRACTION_GPUS = [("H100-80GB-tp1", 81559, 1), ("A100-40GB-tp1", 40960, 1), ("L4-24GB-tp1", 23034, 1),
                  ("H100-80GB-tp8", 81559, 8)] + [
-    (f"{gb}GB-tp{tp}", gb * 1024, tp) for gb in (16, 24, 40, 48, 80, 141, 192) for tp in (1, 2, 4, 8)]
+    (f"{gb}GB-tp{tp}", gb * 1024, tp) for gb in (16, 24, 40, 48, 80, 141, 192) for tp in (1, 2, 4, 8)] + [
+    # --max-running-requests below the decode CUDA-graph default (caps it in 0.5.23)
+    ("80GB-tp1-mrr64", 81920, 1, 64), ("24GB-tp4-mrr32", 24576, 4, 32)]
 
 
 class _StopPool(Exception):
@@ -267,10 +269,11 @@ def _default_fractions(stubs, sa_mod, catalog, current, hf_config_fields, out) -
     """The release's default mem_fraction_static for a few GPUs (post-init on the fake GPU)."""
     fractions = {}
     current["fields"] = hf_config_fields("meta-llama/Llama-3.1-8B-Instruct", catalog)
-    for label, mib, tp in FRACTION_GPUS:
+    for label, mib, tp, *rest in FRACTION_GPUS:
         stubs.set_memory_mib(mib)
         try:
-            sa = sa_mod.ServerArgs(model_path="fake/llama", tp_size=tp, random_seed=0)
+            extra = {"max_running_requests": rest[0]} if rest else {}
+            sa = sa_mod.ServerArgs(model_path="fake/llama", tp_size=tp, random_seed=0, **extra)
             if hasattr(sa, "resolve_once"):
                 sa.resolve_once()
             mfs = sa.mem_fraction_static
@@ -278,7 +281,7 @@ def _default_fractions(stubs, sa_mod, catalog, current, hf_config_fields, out) -
                 from sglang.srt import runtime_context as rc
                 rc.get_context().set_server_args(sa)
                 mfs = rc.get_schedule().mem_fraction_static
-            fractions[label] = {"gpu_memory_mib": mib, "tp": tp, "mem_fraction_static": mfs}
+            fractions[label] = {"gpu_memory_mib": mib, "tp": tp, "mem_fraction_static": mfs, **extra}
         except Exception as exc:  # noqa: BLE001
             fractions[label] = {"error": str(exc)[:300]}
     out["default_mem_fraction_static"] = fractions

@@ -1,6 +1,6 @@
 """kvlint's vLLM catalog agrees with the truth tables derived by running every release's code.
 
-For every table under rules/catalog/derived/vllm/ (one per vLLM release on PyPI, written by
+For every table under tools/derive/tables/vllm/ (one per vLLM release on PyPI, written by
 tools/derive/vllm_derive.py) and every grid cell, tools/derive/compare_catalog.py asks kvlint's
 catalog the question the release's own code answered: does an explicit backend take this
 (kv dtype, head size, GPU, sinks | per-head scales)? which block sizes? which backend does auto
@@ -23,7 +23,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 DERIVE = REPO / "tools" / "derive"
-TABLES = REPO / "rules" / "catalog" / "derived" / "vllm"
+TABLES = DERIVE / "tables" / "vllm"
 KNOWN = DERIVE / "known_disagreements.yaml"
 sys.path.insert(0, str(DERIVE))
 
@@ -80,3 +80,41 @@ def test_known_disagreements_still_occur_where_listed(comparison) -> None:
     moved = {k: (e["releases"], found[k]) for k, e in _known().items() if found[k] != e["releases"]}
     assert not moved, "release ranges changed (listed, found):\n" + "\n".join(
         f"- {k}: {a} -> {b}" for k, (a, b) in sorted(moved.items()))
+
+
+def test_unchanged_lines_are_what_the_tables_show() -> None:
+    """A minor line is "unchanged" (a later patch may be checked as its newest catalogued release)
+    exactly when the derived tables of all its releases are equal, provenance aside."""
+    import hashlib
+    import json
+
+    from packaging.version import Version
+
+    digests: dict = {}
+    for path in TABLES.glob("*.json"):
+        t = json.loads(path.read_text())
+        v = Version(t["version"])
+        digests.setdefault(f"{v.major}.{v.minor}", set()).add(
+            hashlib.sha256(json.dumps(C._content(t), sort_keys=True).encode()).hexdigest())
+    expected = sorted((line for line, d in digests.items() if len(d) == 1), key=Version)
+    assert "0.11" not in expected  # 0.11.1 brought the validated selector
+    assert list(load_engine_catalog().unchanged_lines("vllm")) == expected
+
+
+@pytest.mark.parametrize("version, checked, says", [
+    ("0.19.1", "0.19.1", None),
+    ("0.16.0rc2.dev367+g98b0205c3.d20260221", "0.16.0", "the release it builds toward or from"),
+    ("0.19.1+cu128", "0.19.1", "the release it builds toward or from"),
+    ("0.20.1.post1", "0.20.1", "the release it builds toward or from"),
+    ("0.99.0", "0.33.0", "newer than the newest release kvlint knows"),
+    ("0.34.0rc1", "0.33.0", "newer than the newest release kvlint knows"),
+    ("0.20.3", "0.20.2", "the 0.20 releases kvlint knows all behave alike"),
+    ("0.12.1", "0.12.0", "the 0.12 releases kvlint knows all behave alike"),
+    ("0.11.3", None, None),   # 0.11.0 and 0.11.1 differ: no stand-in, KV201
+    ("0.9.2", None, None),    # older than every catalogued release
+    ("nightly", None, None),
+])
+def test_checked_release(version, checked, says) -> None:
+    release, note = load_engine_catalog().checked_release("vllm", version)
+    assert (release.version if release else None) == checked
+    assert (note is None) if says is None else (says in note)

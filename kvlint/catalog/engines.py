@@ -640,6 +640,55 @@ class EngineCatalog:
             self._cache[key] = self._build(engine, str(version))
         return self._cache[key]
 
+    def unchanged_lines(self, engine: str) -> Tuple[str, ...]:
+        """Minor lines ("0.20") whose catalogued releases all behave alike (the derived tables of
+        every release of the line are equal): a later patch of such a line is checked as its newest
+        catalogued release."""
+        out: List[str] = []
+        for group in (self.data.get(engine) or {}).get("releases", ()):
+            out.extend(x for x in group.get("unchanged_lines", ()) if x not in out)
+        return tuple(out)
+
+    def checked_release(self, engine: str, version: str) -> Tuple[Optional[EngineRelease], Optional[str]]:
+        """The catalogued release whose compatibility facts are checked for `version`, and a note
+        when it is not `version` itself; (None, None) when none may stand in (KV201).
+
+        * a catalogued release: itself;
+        * a pre-release, dev, post or local build ("0.16.0rc2.dev367+g98b0205c3.d20260221",
+          "0.19.1+cu128") of a catalogued release: that release (the one it builds toward or from;
+          an assumption, said in the note);
+        * a version newer than the newest catalogued release: the newest one;
+        * a patch release the catalog does not list (or a build of one): the newest catalogued
+          release of its minor line, only when that line is in `unchanged_lines`.
+        """
+        exact = self.release(engine, version) if version else None
+        if exact is not None:
+            return exact, None
+        known = self.known_versions(engine) if engine in self.data else ()
+        if not known or not version:
+            return None, None
+        try:
+            wanted = parse_version(version)
+        except VersionError:
+            return None, None
+        label = ENGINE_DISPLAY.get(engine, engine)
+        base = parse_version(wanted.base_version)
+        if str(base) in known or base.public in known:
+            return self.release(engine, str(base)), (
+                f"{label} {version} is checked as {base}, the release it builds toward or from "
+                f"(a pre-release, dev, post or local build is assumed to behave like it)")
+        newest = known[-1]
+        if base > parse_version(newest):
+            return self.release(engine, newest), (
+                f"{label} {version} is newer than the newest release kvlint knows; it is checked as {newest}")
+        line = ".".join(str(x) for x in (base.release + (0, 0))[:2])
+        same_line = [v for v in known if ".".join(v.split(".")[:2]) == line and parse_version(v) <= base]
+        if same_line and line in self.unchanged_lines(engine):
+            return self.release(engine, same_line[-1]), (
+                f"{label} {version} is not in kvlint's catalog; it is checked as {same_line[-1]}: "
+                f"the {line} releases kvlint knows all behave alike")
+        return None, None
+
     def modelled_release(self, engine: str, version: str) -> Tuple[Optional[EngineRelease], Optional[str]]:
         """The catalogued release whose behaviour stands in for `version`, and a note when it is
         not `version` itself: the newest catalogued release at or below it (a patch release the

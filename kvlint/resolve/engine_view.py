@@ -30,7 +30,11 @@ class EngineView:
         self.engine = engine
         self.version = version
         self.facts = facts
-        self.release = catalogs.engines.release(engine, version) if engine and version else None
+        # A pre-release/dev/local build, a newer release or an uncatalogued patch of an unchanged
+        # line is checked as the catalogued release that stands in for it (engine.stand_in says so).
+        self.release, stand_in = (
+            catalogs.engines.checked_release(engine, version) if engine and version else (None, None)
+        )
         # Capacity models every release, catalogued or not, by the nearest catalogued one.
         self.modelled, self.modelled_note = (
             catalogs.engines.modelled_release(engine, version) if engine else (None, None)
@@ -42,6 +46,7 @@ class EngineView:
             known=self.release is not None,
             known_range=f"{known[0]} to {known[-1]}" if known else "none",
             label=self.release.label if self.release is not None else f"{engine} {version}".strip(),
+            stand_in=stand_in,
         )
 
     # -- dtype ---------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Compare kvlint's vLLM engine catalog with the derived truth tables.
 
-    python tools/derive/compare_catalog.py [--tables rules/catalog/derived/vllm] [--out FILE]
+    python tools/derive/compare_catalog.py [--tables tools/derive/tables/vllm] [--out FILE]
 
 Loads the catalog through kvlint's public loader (kvlint.catalog.engines.load_engine_catalog,
 EngineCatalog.release, EngineRelease.backend(...).accepts(...), and
@@ -413,23 +413,36 @@ def compare_all(cat, tables_dir: Path) -> tuple:
 
 
 def merged_groups(groups: dict) -> tuple:
+    """Groups merged over releases; grid disagreements are split by platform and variant, so
+    one reason covers each group."""
     merged: dict = defaultdict(list)
     shown: dict = defaultdict(dict)
     for (kind, subject, what, detail), cells in groups.items():
-        key = merge_key(kind, subject, what, detail)
-        merged[key].extend(cells)
         for c in cells:
+            sub = subject
+            if kind in ("accept", "select", "block"):
+                plat = "rocm" if str(c[1]).startswith("gfx") else "cuda"
+                sub = f"{subject} [{plat}" + (f", {c[2]}]" if c[2] != "-" else "]")
+            key = merge_key(kind, sub, what, detail)
+            merged[key].append(c)
             shown[key][c[0]] = detail
     return merged, shown
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tables", default=str(REPO / "rules" / "catalog" / "derived" / "vllm"))
+    ap.add_argument("--tables", default=str(REPO / "tools" / "derive" / "tables" / "vllm"))
     ap.add_argument("--out")
     a = ap.parse_args()
     cat = load_engine_catalog()
-    order, counts, groups, same_as = compare_all(cat, Path(a.tables))
+    text = report(*compare_all(cat, Path(a.tables)))
+    if a.out:
+        Path(a.out).write_text(text)
+    sys.stdout.write(text)
+
+
+def report(order, counts, groups, same_as) -> str:
+    """The text of catalog_disagreements.txt."""
     lines = ["kvlint vLLM catalog vs. derived truth tables (tools/derive/compare_catalog.py)", ""]
     lines.append("per release: agree/disagree cells  [accept = explicit backend takes the config; "
                  "block = supports_block_size; select = auto-selection; facts = dtype literals, flags, defaults]")
@@ -463,10 +476,7 @@ def main() -> None:
                 if vals:
                     dims.append(f"{label}: {summarize(vals, 14)}")
             lines.append("    " + "; ".join(dims))
-    text = "\n".join(lines) + "\n"
-    if a.out:
-        Path(a.out).write_text(text)
-    sys.stdout.write(text)
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@
 
 For each release: fetch the wheel's Python source (wheels.py), then run vllm_probe.py once
 per device of the grid (stubs.DEVICES; ROCm twice: VLLM_ROCM_USE_AITER=0 and =1) in a fresh
-interpreter, and merge the answers into rules/catalog/derived/vllm/<version>.json
+interpreter, and merge the answers into tools/derive/tables/vllm/<version>.json
 (format: tools/derive/README.md). Deterministic: sorted keys, no timestamps.
 """
 
@@ -32,7 +32,7 @@ import table as T  # noqa: E402
 import wheels  # noqa: E402
 
 CACHE = HERE / ".cache"
-OUT_DIR = REPO / "rules" / "catalog" / "derived" / "vllm"
+OUT_DIR = REPO / "tools" / "derive" / "tables" / "vllm"
 FIRST = "0.11.0"
 SCHEMA = "kvlint-derived-vllm/1"
 # (run name, device, aiter)
@@ -400,6 +400,8 @@ def main() -> None:
     ap.add_argument("--out-dir", default=str(OUT_DIR))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--devices", help="comma-separated run names (default: all)")
+    ap.add_argument("--compare", action="store_true",
+                    help="afterwards compare kvlint's catalog with every table (tools/derive/update_known.py)")
     ap.add_argument("--renormalize", action="store_true",
                     help="only re-apply finalize() to the tables already in --out-dir")
     a = ap.parse_args()
@@ -427,6 +429,9 @@ def main() -> None:
         except Exception as exc:  # noqa: BLE001  one release failing must not stop the rest
             failed.append(v)
             print(f"vllm {v}: FAILED {type(exc).__name__}: {exc}", flush=True)
+    if a.compare:
+        import update_known
+        update_known.main()
     if failed:
         print("failed:", ", ".join(failed))
         sys.exit(1)

@@ -118,3 +118,68 @@ def test_checked_release(version, checked, says) -> None:
     release, note = load_engine_catalog().checked_release("vllm", version)
     assert (release.version if release else None) == checked
     assert (note is None) if says is None else (says in note)
+
+
+def _code_accepts(version: str, backend: str, device: str, dtype: str, head: int) -> bool:
+    """The release's own validate_configuration (its derived table) has no reason against it."""
+    import json
+
+    import table as T
+
+    t = json.loads((TABLES / f"{version}.json").read_text())
+    v = t["backends"][backend]["validate"]
+    pt = {"device": device, "variant": "plain", "kv_cache_dtype": dtype, "head_size": head, "block_size": 16}
+    return not any(T.lookup(tree, pt) for reason, tree in v["reasons"].items() if "block_size" not in reason)
+
+
+MANIFEST = """\
+apiVersion: kvlint/v1
+kind: Deployment
+metadata:
+  name: example
+engine:
+  name: vllm
+  version: "{version}"
+  attention_backend: {backend}
+hardware:
+  gpu: H100-SXM-80GB
+model:
+  name: meta-llama/Llama-3.1-8B-Instruct
+kv_cache:
+  dtype: {dtype}
+"""
+
+
+def _kv301(tmp_path, version, backend, dtype) -> str:
+    from conftest import invoke
+
+    path = tmp_path / "m.yaml"
+    path.write_text(MANIFEST.format(version=version, backend=backend, dtype=dtype))
+    out = invoke(["check", "--output-format", "concise", "--select", "KV301", str(path)]).output
+    assert "KV301" in out, out
+    return out
+
+
+def test_remedy_names_the_release_whose_code_accepts(tmp_path) -> None:
+    """Explicit bfloat16 on vLLM 0.13 (H100, Llama head size 128): every backend's code refuses
+    it, so the help names the first later release whose TRITON_ATTN code accepts it."""
+    from packaging.version import Version
+
+    assert not any(_code_accepts("0.13.0", b, "sm90", "bfloat16", 128)
+                   for b in ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION"))
+    first = min((p.stem for p in TABLES.glob("*.json") if Version(p.stem) > Version("0.13.0")
+                 and _code_accepts(p.stem, "TRITON_ATTN", "sm90", "bfloat16", 128)), key=Version)
+    out = _kv301(tmp_path, "0.13.0", "TRITON_ATTN", "bfloat16")
+    assert f"no backend of this release accepts it here; TRITON_ATTN does from vLLM {first}" in out
+
+
+def test_suggested_backends_are_accepted_by_the_code(tmp_path) -> None:
+    """fp8_e5m2 pinned to FLASH_ATTN on vLLM 0.19.1 H100: each backend the help suggests is one
+    the release's own validate_configuration accepts for that cell."""
+    import re
+
+    out = _kv301(tmp_path, "0.19.1", "FLASH_ATTN", "fp8_e5m2")
+    named = re.search(r"on this release and GPU ([A-Z_, ]+) accepts? this configuration", out)
+    assert named, out
+    for backend in named.group(1).split(", "):
+        assert _code_accepts("0.19.1", backend, "sm90", "fp8_e5m2", 128), backend

@@ -15,6 +15,7 @@ from kvlint.deployment import GpuInfo, ModelGeometry, ScaleLayout
 from kvlint.catalog import Catalogs
 from kvlint.catalog.selection import predict_backend
 from kvlint.resolve.fields import get
+from kvlint.versions import parse_version
 
 
 
@@ -137,6 +138,30 @@ class EngineView:
             return "; pin TRITON_ATTN"
         return f"; TRITON_ATTN cannot run it here either ({verdict.reason})"
 
+    def _dtype_remedy(self, info, literal, cc, head, block, platform, sinks, per_head, is_mla) -> str:
+        """What would run this dtype, checked with the same catalog facts (which
+        tests/test_derived_agreement.py holds to the releases' own code): the other backends of this
+        release that accept the whole configuration here, else the first later release whose same
+        backend does."""
+        def ok(backend) -> bool:
+            return backend.accepts(literal, cc, head, block, platform=platform, has_sinks=sinks,
+                                   per_head_scales=per_head, is_mla=is_mla).ok
+
+        others = [b.name for b in self.release.backends
+                  if b.name != info.name and (not platform or not b.platforms or platform in b.platforms)
+                  and (is_mla is None or b.mla == bool(is_mla)) and ok(b)]
+        if others:
+            return (f"; on this release and GPU {', '.join(others)} "
+                    f"{'accepts' if len(others) == 1 else 'accept'} this configuration")
+        for version in self.catalogs.engines.known_versions(self.engine):
+            if parse_version(version) <= parse_version(self.release.version):
+                continue
+            later = self.catalogs.engines.release(self.engine, version)
+            same = later.backend(info.name, platform=platform, is_mla=is_mla) if later else None
+            if same is not None and same.name == info.name and ok(same):
+                return f"; no backend of this release accepts it here; {info.name} does from {later.label}"
+        return "; no backend of this release accepts it here"
+
     def _verdicts(self, info, literal, gpu, head, block, platform, sinks, per_head, is_mla) -> None:
         """One full check of the backend, split into the predicates the rules test."""
         facts = self.facts["backend"]
@@ -152,6 +177,9 @@ class EngineView:
         facts["dtype_ok_any_gpu"] = not general
         facts["accepts_dtype"] = not specific
         facts["dtype_reason"] = _sentence("; ".join(specific or general)) or None
+        if specific and not facts.get("auto") and facts["dtype_reason"]:
+            facts["dtype_reason"] += self._dtype_remedy(info, literal, cc, head, block, platform, sinks,
+                                                        per_head, is_mla)
         facts["fp8_gpu_ok"] = not specific if not general else None
         by_kind: Dict[str, List[Any]] = {}
         for problem in here.problems:

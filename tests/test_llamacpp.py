@@ -258,3 +258,21 @@ def test_ollama_allowlisted_architectures_get_flash_attention(model, fallback):
     facts = analyse(manifest(engine="ollama", version="0.13.3", k="q8_0", model=model)).facts["llamacpp"]
     assert facts["ollama"]["fallback_f16"] is fallback
     assert facts["start_error"] is None
+
+
+@pytest.mark.parametrize("version,backend,model,fallback", [
+    ("0.11.4", "cpu", "meta-llama/Llama-3.1-8B-Instruct", True),    # the CPU counts from v0.12.0
+    ("0.12.3", "cpu", "meta-llama/Llama-3.1-8B-Instruct", False),
+    ("0.12.3", "cuda", "google/gemma-2-9b-it", True),                 # gemma2: SupportsFlashAttention false (v0.11.11+)
+    ("0.12.3", "cuda", "meta-llama/Llama-3.1-8B-Instruct", False),
+])
+def test_ollama_flash_attention_support_checks(version, backend, model, fallback):
+    data = manifest(engine="ollama", version=version, k="q8_0", fa="on", backend=backend, model=model)
+    facts = analyse(data).facts["llamacpp"]
+    assert facts["ollama"]["fallback_f16"] is fallback
+    assert facts["start_error"] is None
+
+
+def test_gemma_1_is_not_gemma_2():
+    data = manifest(engine="ollama", version="0.12.3", k="q8_0", fa="on", backend="cuda", model="google/gemma-2b")
+    assert analyse(data).facts["llamacpp"]["ollama"]["fallback_f16"] is False

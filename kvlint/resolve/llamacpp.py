@@ -179,11 +179,17 @@ def resolve_ggml_facts(
                              "OLLAMA_FLASH_ATTENTION (FlashAttention() allowlist, matched on the model name)"
                              + _unverified(allow))
             why = None
+            fa_backends = osetting("fa_backends")
+            no_fa_models = osetting("fa_unsupported_models")
+            blocked_model = next((p for p in (_value(no_fa_models) or ()) if re.search(p, model_name)), None)
             if not fa_on:
                 why = ("OLLAMA_FLASH_ATTENTION is not set" if ollama_fa_env is None
                        else "OLLAMA_FLASH_ATTENTION is off")
-            elif architecture == "grok" and str(version) and _value(fa_unset) == "off":
-                fa_on, why = False, "Ollama disables flash attention for grok (SupportsFlashAttention)"
+            elif fa_backends is not None and backend is not None and backend not in fa_backends.value:
+                fa_on, why = False, (f"Ollama {version} does not enable flash attention on {backend} "
+                                     f"(FlashAttentionSupported: {', '.join(fa_backends.value)})" + _unverified(fa_backends))
+            elif blocked_model is not None and (architecture != "grok" or _value(fa_unset) == "off"):
+                fa_on, why = False, f"Ollama {version} turns flash attention off for this model (SupportsFlashAttention)"
             elif geometry is not None and head_k != head_v:
                 fa_on, why = False, f"Ollama disables flash attention when key_length != value_length ({head_k}/{head_v})"
             if not fa_on:

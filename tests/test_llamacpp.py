@@ -276,3 +276,14 @@ def test_ollama_flash_attention_support_checks(version, backend, model, fallback
 def test_gemma_1_is_not_gemma_2():
     data = manifest(engine="ollama", version="0.12.3", k="q8_0", fa="on", backend="cuda", model="google/gemma-2b")
     assert analyse(data).facts["llamacpp"]["ollama"]["fallback_f16"] is False
+
+
+@pytest.mark.parametrize("k,mib", [("f16", 80.0), ("q8_0", 42.5)])
+def test_smollm2_kv_from_a_public_log(k, mib):
+    # gianlucamazza/xllama PR #181 logs SmolLM2-360M (32 layers, 5 KV heads x 64) at ctx 2048:
+    # KV 80 MiB with f16 and 42.5 MiB with q8_0.
+    data = manifest(version="b7200", k=k, fa="on", ctx=2048, max_num_seqs=1, model="HuggingFaceTB/SmolLM2-360M")
+    data["model"]["geometry"] = {"num_layers": 32, "num_attention_heads": 15, "num_kv_heads": 5, "head_dim": 64,
+                                 "max_position_embeddings": 8192}
+    cache = llamacpp_cache(analyse(data).deployment)
+    assert cache.total_bytes == mib * MiB

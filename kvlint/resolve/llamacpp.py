@@ -403,6 +403,11 @@ def resolve_ggml_facts(
             notes.append("-c 0 means the model's training context, which is unknown here")
         if context:
             per_slot_ctx = context if unified or n_seq == 1 else context // n_seq
+    out["n_ctx_train"] = mpe
+    out["ctx_per_slot"] = per_slot_ctx
+    out["ctx_exceeds_train"] = bool(per_slot_ctx and mpe and per_slot_ctx > mpe)
+    out["ctx_pointer"] = ("/serving/max_model_len" if get(data, "serving", "max_model_len", kind=int) is not None else "/engine/name") if ollama \
+        else ("/serving/context_size" if ctx_written is not None else "/engine/name")
     out["auto_fit_unset"] = auto_fit
     out["auto_fit_note"] = _unverified(setting("auto_fit")) if auto_fit else ""
     out.update(n_seq=n_seq, kv_unified=unified, context=context)

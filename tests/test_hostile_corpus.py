@@ -254,6 +254,16 @@ def test_a_selection_that_enables_nothing_is_a_usage_error(project: Path, args: 
     assert "enables no rule" in completed.stderr and completed.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("args", [["--select", "KV3"], ["--ignore", "KV0"]])
+def test_deselecting_the_loader_s_findings_is_said(project: Path, args: List[str]):
+    """A narrowed selection may hide a file kvlint cannot parse; it is allowed, but never silent."""
+    (project / "deploy.yaml").write_text("apiVersion: kvlint/v1\nkind: [\n", encoding="utf-8")
+    completed = run(project, ["check", "deploy.yaml", *args])
+    assert completed.returncode == 0
+    assert completed.stderr.startswith("kvlint: warning: the rule selection turns off KV001,")
+    assert run(project, ["check", "deploy.yaml"]).returncode == 1  # the default reports the syntax error
+
+
 def test_capacity_fails_on_an_ablation_whose_base_check_rejects(project: Path, tmp_path: Path):
     (project / "base.yaml").write_text(VALID_MANIFEST.replace('version: "0.19.1"', "version: 19"), encoding="utf-8")
     for base in ("base.yaml", "''"):  # a schema-invalid base, and a blank one

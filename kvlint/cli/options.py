@@ -65,6 +65,13 @@ def build_context(config: Config):
             f"ignore: {', '.join(config.ignore) or 'nothing'}), so nothing would be checked; select at least one "
             "rule (the default is ALL)"
         )
+    silenced = [rule.code for rule in rulebook if rule.stage == "load" and rule.code not in enabled]
+    if silenced:  # ruff reports syntax errors whatever the selection; kvlint at least says so
+        click.echo(
+            f"kvlint: warning: the rule selection turns off {', '.join(silenced)}: a file kvlint cannot read, "
+            "parse or accept then passes without a finding",
+            err=True,
+        )
     return CheckContext(config=config, rulebook=rulebook, enabled=enabled, display_root=Path.cwd())
 
 

@@ -105,7 +105,7 @@ def test_unchanged_lines_are_what_the_tables_show() -> None:
     ("0.19.1", "0.19.1", None),
     ("0.16.0rc2.dev367+g98b0205c3.d20260221", "0.16.0", "the release it builds toward or from"),
     ("0.19.1+cu128", "0.19.1", "the release it builds toward or from"),
-    ("0.20.1.post1", "0.20.1", "the release it builds toward or from"),
+    ("0.20.1.post1", None, None),  # a post-release (an organisation's own build): KV201
     ("0.99.0", "0.33.0", "newer than the newest release kvlint knows"),
     ("0.34.0rc1", "0.33.0", "newer than the newest release kvlint knows"),
     ("0.20.3", "0.20.2", "the 0.20 releases kvlint knows all behave alike"),

@@ -654,9 +654,9 @@ class EngineCatalog:
         when it is not `version` itself; (None, None) when none may stand in (KV201).
 
         * a catalogued release: itself;
-        * a pre-release, dev, post or local build ("0.16.0rc2.dev367+g98b0205c3.d20260221",
+        * a pre-release, dev or local build ("0.16.0rc2.dev367+g98b0205c3.d20260221",
           "0.19.1+cu128") of a catalogued release: that release (the one it builds toward or from;
-          an assumption, said in the note);
+          an assumption, said in the note); a post-release (".postN") is not: None;
         * a version newer than the newest catalogued release: the newest one;
         * a patch release the catalog does not list (or a build of one): the newest catalogued
           release of its minor line, only when that line is in `unchanged_lines`.
@@ -671,12 +671,16 @@ class EngineCatalog:
             wanted = parse_version(version)
         except VersionError:
             return None, None
+        if wanted.is_postrelease:
+            # a re-release (".postN") may change anything, and is how an organisation marks its
+            # own build (examples/org): only a catalog that lists it knows it
+            return None, None
         label = ENGINE_DISPLAY.get(engine, engine)
         base = parse_version(wanted.base_version)
         if str(base) in known or base.public in known:
             return self.release(engine, str(base)), (
                 f"{label} {version} is checked as {base}, the release it builds toward or from "
-                f"(a pre-release, dev, post or local build is assumed to behave like it)")
+                f"(a pre-release, dev or local build is assumed to behave like it)")
         newest = known[-1]
         if base > parse_version(newest):
             return self.release(engine, newest), (

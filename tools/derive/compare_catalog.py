@@ -386,29 +386,60 @@ def merge_key(kind: str, subject: str, what: str, detail: str) -> tuple:
     return (kind, subject, what, re.sub(r"\.py:\d+", ".py", re.sub(r"\((vllm/[^()]*)\)", "(…)", detail)))
 
 
-def compare_all(cat, tables_dir: Path) -> tuple:
+_WORKER_CAT = None
+
+
+def _compare_one(path: str) -> tuple:
+    """One release in a worker process (the catalog is the parent's, inherited by fork)."""
+    groups: dict = defaultdict(list)
+    counts = compare_release(_WORKER_CAT, json.loads(Path(path).read_text()), groups)
+    return counts, dict(groups)
+
+
+def compare_all(cat, tables_dir: Path, jobs: int = 0) -> tuple:
     """Compare every table; releases whose table content and catalog signature equal an
     already-compared release's reuse its answer (the same questions get the same answers).
+    `jobs` > 1 compares releases in that many forked processes (0: one per CPU, at most 4).
     Returns (order, counts {version: counts}, groups {(kind, subject, what, detail): cells},
     same_as {version: representative})."""
+    import multiprocessing
+    import os
+
+    global _WORKER_CAT
     paths = sorted(Path(tables_dir).glob("*.json"), key=lambda p: vkey(p.stem))
     order, counts, same_as = [], {}, {}
     groups: dict = defaultdict(list)
     seen: dict = {}
+    todo = []
     for p in paths:
         t = json.loads(p.read_text())
         v = t["version"]
         order.append(v)
         sig = (json.dumps(_content(t), sort_keys=True), catalog_signature(cat, v))
         if sig in seen:
-            rep = seen[sig]
-            same_as[v] = rep
-            counts[v] = counts[rep]
-            for key, cells in list(groups.items()):
-                cells.extend([(v,) + c[1:] for c in cells if c[0] == rep])
+            same_as[v] = seen[sig]
             continue
         seen[sig] = v
-        counts[v] = compare_release(cat, t, groups)
+        todo.append((v, str(p)))
+    jobs = jobs or min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+    if jobs > 1 and "fork" in multiprocessing.get_all_start_methods():
+        _WORKER_CAT = cat
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            results = pool.map(_compare_one, [p for _, p in todo], chunksize=1)
+        _WORKER_CAT = None
+    else:
+        results = []
+        for _, p in todo:
+            g: dict = defaultdict(list)
+            results.append((compare_release(cat, json.loads(Path(p).read_text()), g), dict(g)))
+    for (v, _), (c, g) in zip(todo, results):
+        counts[v] = c
+        for key, cells in g.items():
+            groups[key].extend(cells)
+    for v, rep in same_as.items():
+        counts[v] = counts[rep]
+        for key, cells in list(groups.items()):
+            cells.extend([(v,) + c[1:] for c in cells if c[0] == rep])
     return order, counts, groups, same_as
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 from kvlint.errors import ConfigError
-from kvlint.inputs import MAX_FILE_BYTES, InputError, note_data_directory, read_bounded
+from kvlint.inputs import InputError, note_data_directory, read_capped
 from kvlint.load import NATIVE_FORMATS
 from kvlint.schema import is_valid, non_finite, validator_for
 from kvlint.text import printable
@@ -56,11 +56,9 @@ class Config:
 
 def _table(path: Path) -> Optional[Dict[str, Any]]:
     try:  # bounded and non-blocking: a FIFO or /dev/zero named as the configuration is refused
-        raw = read_bounded(path)
+        raw = read_capped(path)
     except InputError as exc:
         raise ConfigError(f"cannot read {path}: {exc.message}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise ConfigError(f"cannot read {path}: larger than the {MAX_FILE_BYTES:,}-byte limit")
     try:
         document = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:

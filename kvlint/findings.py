@@ -13,7 +13,7 @@ SEVERITIES = ("info", "warning", "error")
 # characters, keeps its head and tail and says how much was cut, in every output format.
 MAX_WORD = 200
 MAX_MESSAGE = 2000
-_LONG_WORD = re.compile(r"\S{%d,}" % (MAX_WORD + 1))
+_LONG_WORD = re.compile(rf"\S{{{MAX_WORD + 1},}}")
 
 
 def shorten(text: str, limit: int) -> str:

@@ -87,6 +87,16 @@ def read_bounded(path: Union[str, os.PathLike[str]], limit: int = MAX_FILE_BYTES
         os.close(fd)
 
 
+def read_capped(path: Union[str, os.PathLike[str]], limit: int = MAX_FILE_BYTES) -> bytes:
+    """read_bounded, and a file over the limit is an InputError ('larger than the N-byte limit')
+    instead of a truncated read: for inputs that are parsed whole (configuration, rule files,
+    model config.json)."""
+    raw = read_bounded(path, limit)
+    if len(raw) > limit:
+        raise InputError(f"larger than the {limit:,}-byte limit", file=path)
+    return raw
+
+
 def note_data_directory(path: Union[str, os.PathLike[str]]) -> None:
     """A directory whose files the run may read at any time (a rules-dir or catalog-dir): parsed
     data may come from kvlint's cache without a read, so the whole directory counts as read."""

@@ -68,7 +68,8 @@ def _class_test(items: list) -> Callable[[str], bool]:
         if name == "NEGATE":
             negate = True
         elif name == "LITERAL":
-            tests.append(lambda c, ch=chr(arg): c == ch)
+            literal = chr(arg)
+            tests.append(lambda c, ch=literal: c == ch)
         elif name == "RANGE":
             tests.append(lambda c, lo=arg[0], hi=arg[1]: lo <= ord(c) <= hi)
         elif name == "CATEGORY" and str(arg) in _CATEGORIES:
@@ -135,10 +136,11 @@ class LinearPattern:
         return out
 
     def _item(self, name: str, arg, out: int) -> int:
-        if name == "LITERAL":
-            return self._char(("=", arg), lambda c, ch=chr(arg): c == ch, out)
-        if name == "NOT_LITERAL":
-            return self._char(("!=", arg), lambda c, ch=chr(arg): c != ch, out)
+        if name in ("LITERAL", "NOT_LITERAL"):
+            literal = chr(arg)
+            if name == "LITERAL":
+                return self._char(("=", arg), lambda c: c == literal, out)
+            return self._char(("!=", arg), lambda c: c != literal, out)
         if name == "ANY":
             return self._char("any", lambda c: c != "\n", out)
         if name == "IN":

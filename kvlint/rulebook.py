@@ -22,7 +22,7 @@ from kvlint.resources import rules_dir
 from kvlint.conditions import compile_condition
 from kvlint.datacache import load_cached, load_cached_group
 from kvlint.errors import RuleError
-from kvlint.inputs import MAX_FILE_BYTES, InputError, read_bounded
+from kvlint.inputs import InputError, read_capped
 from kvlint.linear_regex import LinearPattern, PatternBudgetExceeded, UnsafePattern
 from kvlint.schema import first_error
 from kvlint.text import printable
@@ -517,11 +517,9 @@ def read_organisation_rule(path: Path) -> Rule:
     """An organisation rule file: read bounded and non-blocking (kvlint.inputs, which also records
     it so that no output overwrites it), parsed safely, validated against schemas/rule.json."""
     try:
-        raw = read_bounded(path)
+        raw = read_capped(path)
     except InputError as exc:
         raise RuleError(f"{path}: cannot read rule file: {exc.message}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise RuleError(f"{path}: cannot read rule file: larger than the {MAX_FILE_BYTES:,}-byte limit")
     try:
         text = raw.decode("utf-8")
         # an alias shares a node, and validating a tree of aliases of aliases walks 2**n nodes

@@ -13,7 +13,7 @@ import json
 import os
 import struct
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, List, Optional
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -87,12 +87,12 @@ def test_llama31_8b_geometry(tmp_path, endian):
     geometry = read_gguf_geometry(path, name="llama-3.1-8b")
     # head_dim from embedding_length / head_count = 4096 / 32 (no key_length in the file)
     assert (geometry.num_layers, geometry.num_kv_heads, geometry.head_dim) == (32, 8, 128)
-    assert {(l.num_kv_heads, l.head_dim, l.v_head_dim, l.kind) for l in geometry.layers} == {(8, 128, 128, "full")}
+    assert {(layer.num_kv_heads, layer.head_dim, layer.v_head_dim, layer.kind) for layer in geometry.layers} == {(8, 128, 128, "full")}
     assert geometry.max_position_embeddings == 131072
     # The same model through kvlint's config.json reader gives the same KV layers.
     assert geometry.layers == read_config(HF_CONFIGS / "llama-3.1-8b-instruct.json").layers
     # Bytes per token at f16: 2 (K,V) x 32 layers x 8 heads x 128 x 2 B = 131,072 (reference §5).
-    assert sum(2 * l.num_kv_heads * l.head_dim * 2 for l in geometry.layers) == 131072
+    assert sum(2 * layer.num_kv_heads * layer.head_dim * 2 for layer in geometry.layers) == 131072
 
 
 @needs_gguf
@@ -106,7 +106,7 @@ def test_explicit_key_and_value_lengths(tmp_path):
         w.add_value_length(128)
 
     geometry = read_gguf_geometry(write(tmp_path / "m.gguf", "llama", fill))
-    assert {(l.head_dim, l.v_head_dim, l.num_kv_heads) for l in geometry.layers} == {(192, 128, 4)}
+    assert {(layer.head_dim, layer.v_head_dim, layer.num_kv_heads) for layer in geometry.layers} == {(192, 128, 4)}
 
 
 @needs_gguf
@@ -122,7 +122,7 @@ def test_per_layer_kv_heads_and_layers_without_cache(tmp_path):
         w.add_value_length(128)
 
     geometry = read_gguf_geometry(write(tmp_path / "m.gguf", "deci", fill))
-    assert [(l.index, l.num_kv_heads) for l in geometry.layers] == [(0, 2), (2, 4), (3, 1)]
+    assert [(layer.index, layer.num_kv_heads) for layer in geometry.layers] == [(0, 2), (2, 4), (3, 1)]
     assert geometry.num_layers == 4
 
 
@@ -144,7 +144,7 @@ def test_gemma3_sliding_pattern_matches_its_config(tmp_path):
 
     geometry = read_gguf_geometry(write(tmp_path / "g.gguf", "gemma3", fill))
     assert kinds(geometry) == kinds(hf)
-    assert [l.window for l in geometry.layers] == [l.window for l in hf.layers]
+    assert [layer.window for layer in geometry.layers] == [layer.window for layer in hf.layers]
     assert kinds(geometry)[:6] == ["sliding"] * 5 + ["full"]
 
 
@@ -176,7 +176,7 @@ def test_gpt_oss_pattern_matches_its_config(tmp_path):
 
     geometry = read_gguf_geometry(write(tmp_path / "o.gguf", "gpt-oss", fill))
     assert kinds(geometry) == kinds(hf)
-    assert geometry.has_sinks and all(l.has_sinks for l in geometry.layers)
+    assert geometry.has_sinks and all(layer.has_sinks for layer in geometry.layers)
 
 
 @needs_gguf
@@ -199,7 +199,7 @@ def test_explicit_per_layer_pattern_and_swa_head_sizes(tmp_path):
 
     geometry = read_gguf_geometry(write(tmp_path / "p.gguf", "gemma2", fill))
     assert kinds(geometry) == ["sliding" if p else "full" for p in pattern]
-    assert [l.head_dim for l in geometry.layers] == [256 if p else 512 for p in pattern]
+    assert [layer.head_dim for layer in geometry.layers] == [256 if p else 512 for p in pattern]
 
 
 @needs_gguf
@@ -214,7 +214,7 @@ def test_llama4_chunked_every_fourth_layer_full(tmp_path):
 
     geometry = read_gguf_geometry(write(tmp_path / "l4.gguf", "llama4", fill))
     assert kinds(geometry) == ["chunked", "chunked", "chunked", "full"] * 2
-    assert {l.window for l in geometry.layers if l.kind == "chunked"} == {8192}
+    assert {layer.window for layer in geometry.layers if layer.kind == "chunked"} == {8192}
     hf = read_config(HF_CONFIGS / "llama-4-scout-17b-16e-instruct.json")
     assert kinds(geometry)[:4] == kinds(hf)[:4]
 
@@ -269,7 +269,7 @@ def test_manifest_model_config_reads_the_gguf(tmp_path, valid_manifest):
     assert analysis.facts["model"].get("config_error") is None
     assert analysis.facts["model"]["source"] == "config"
     assert analysis.deployment.model.num_layers == 20
-    assert {(l.num_kv_heads, l.head_dim) for l in analysis.deployment.model.layers} == {(8, 128)}
+    assert {(layer.num_kv_heads, layer.head_dim) for layer in analysis.deployment.model.layers} == {(8, 128)}
     # A broken GGUF named in model.config is reported on the manifest, not raised.
     (tmp_path / "model.gguf").write_bytes(b"GGUF\x03\0\0\0")
     broken = analyze_deployment(data, str(manifest), manifest)
@@ -314,7 +314,7 @@ VALID = header([
 
 def test_hand_built_file_parses():
     geometry = geometry_from_gguf(parse_gguf(VALID, "v"), "v")
-    assert [(l.num_kv_heads, l.head_dim) for l in geometry.layers] == [(2, 64), (2, 64)]
+    assert [(layer.num_kv_heads, layer.head_dim) for layer in geometry.layers] == [(2, 64), (2, 64)]
 
 
 @pytest.mark.parametrize(

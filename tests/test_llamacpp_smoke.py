@@ -20,7 +20,6 @@ tests/fail_on_skip.py: with KVLINT_TEST_FAIL_ON_SKIP=1 such a skip fails the run
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

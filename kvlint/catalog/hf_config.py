@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from kvlint.catalog.gguf import GGUFError, is_gguf_path, read_gguf_geometry
 from kvlint.deployment import AttentionKind, LayerGeometry, ModelGeometry
-from kvlint.inputs import MAX_FILE_BYTES, InputError, read_bounded
+from kvlint.inputs import InputError, read_capped
 
 
 class ConfigError(Exception):
@@ -453,12 +453,10 @@ def linear_layer_count(config: Mapping[str, Any]) -> Optional[int]:
 def read_config_json(path: Union[str, Path]) -> Any:
     """The parsed JSON of a config.json file (bounded, non-blocking read). Raises ConfigError."""
     path = Path(path)
-    try:  # bounded and non-blocking (kvlint.load.read_bounded): a FIFO or device is refused
-        raw = read_bounded(path)
+    try:  # bounded and non-blocking (kvlint.inputs.read_capped): a FIFO or device is refused
+        raw = read_capped(path)
     except InputError as error:
         raise ConfigError(f"{path}: cannot read config.json: {error.message}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise ConfigError(f"{path}: cannot read config.json: larger than the {MAX_FILE_BYTES:,}-byte limit")
     try:
         return json.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:

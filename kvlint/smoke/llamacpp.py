@@ -536,7 +536,6 @@ def smoke_deployment(deployment: Any, facts: Dict[str, Any]) -> CaseResult:
     if case is None:
         return CaseResult(name=name, case=None, status="skipped", reason=why)
     notes = []
-    plan = deployment.ggml
     backend = (facts.get("llamacpp") or {}).get("backend")
     if deployment.engine != "llama.cpp" or deployment.engine_version != VENDORED_BUILD or backend != "cpu":
         notes.append(

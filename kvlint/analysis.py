@@ -11,8 +11,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-import yaml
-
 from kvlint.capacity import CapacityResult, compute
 from kvlint.catalog import load_catalogs
 from kvlint.config import Config
@@ -21,7 +19,7 @@ from kvlint.findings import Finding
 from kvlint.load import Document
 from kvlint.resolve import resolve
 from kvlint.resolve.fields import get
-from kvlint.rulebook import Rulebook, defect_files, defect_releases, rule_from_defect
+from kvlint.rulebook import Rulebook, defect_data, defect_releases, rule_from_defect
 
 
 API_VERSION = "kvlint/v1"
@@ -88,11 +86,7 @@ def _capacity_defects() -> Tuple[Rulebook, Tuple[Tuple[str, str], ...]]:
     the engine allocates or logs. Their rules, and (code, note) pairs."""
     book = Rulebook()
     notes: List[Tuple[str, str]] = []
-    for path in defect_files():
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError, UnicodeDecodeError):
-            continue  # the rulebook reports an unreadable defect file
+    for path, data in defect_data():  # parsed once per release of the files (kvlint.datacache)
         if not isinstance(data, dict) or not isinstance(data.get("capacity_note"), str):
             continue
         rule = rule_from_defect(data, str(path))

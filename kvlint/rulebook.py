@@ -363,6 +363,29 @@ def defect_files(directory: Optional[Path] = None) -> List[Path]:
     return rule_files((directory or rules_dir()) / DEFECTS_SUBDIR)
 
 
+def defect_data() -> List[Tuple[Path, Any]]:
+    """(path, parsed YAML) of each built-in known-defect file, from the same parsed-data cache
+    entry as load_rulebook (one marshal read on a warm cache); a file that cannot be read or
+    parsed comes with None (load_rulebook is the one that reports it)."""
+    paths = defect_files()
+    try:
+        return list(zip(paths, load_cached_group(paths, parse_rule_yaml)))
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        pass
+    pairs: List[Tuple[Path, Any]] = []
+    for path in paths:
+        try:
+            pairs.append((path, load_cached(path, parse_rule_yaml)))
+        except (OSError, yaml.YAMLError, UnicodeDecodeError):
+            pairs.append((path, None))
+    return pairs
+
+
+def parse_rule_yaml(text: str) -> Any:
+    """A built-in rule or defect file's YAML (safe, with the C loader where PyYAML has it)."""
+    return yaml.load(text, Loader=_YamlLoader)
+
+
 def code_url(location: Mapping[str, str]) -> str:
     """A GitHub link to a released-code location {repo, path, release}."""
     return f"https://github.com/{location['repo']}/blob/{location['release']}/{location['path']}"

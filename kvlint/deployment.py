@@ -206,6 +206,8 @@ class Deployment:
     # Engine knobs the capacity model needs, with their effective values.
     disable_hybrid_kv_cache_manager: bool = False
     max_total_tokens: Optional[int] = None  # SGLang --max-total-tokens: caps the pool's tokens
+    # vLLM --kv-transfer-config's kv_connector (engine.options.kv_transfer_config), e.g. LMCacheConnectorV1
+    kv_connector: Optional[str] = None
     # How this engine release plans and logs its KV cache: the engine catalog's `defaults` and
     # available `features` at `modelled_release` (the release itself when the catalog knows it,
     # else the nearest catalogued one; `release_note` says so). Capacity reads release-dependent

@@ -95,8 +95,34 @@ class PoolEstimate:
     terms: Tuple[Tuple[str, int], ...] = ()
 
 
-def _band(pool: int, weights: int, non_kv_given: bool) -> PoolBand:
-    """Low and high pool from the estimated terms' fitted error ranges (constants above)."""
+# * the device total where the catalog has no CUDA-runtime figure for the GPU (memory_basis
+#   nvidia-smi: the runtime reports 0.2-0.8 GiB less, e.g. A100 80GB 81,151.75 MiB against 81,920
+#   MiB in nvidia-smi, vllm-project/vllm#10511; spec: the vendor's figure, no runtime reading):
+#   the pool can be lower by that much times the memory fraction.
+BAND_DEVICE_NVIDIA_SMI_GIB = 0.8
+BAND_DEVICE_SPEC_SHARE = 0.03
+
+
+def _device_band(deployment: Deployment, fraction: float) -> Tuple[float, Optional[str]]:
+    """(pool low in bytes, band sentence) for a device total that is not a runtime reading."""
+    gpu = deployment.gpu
+    basis = gpu.memory_basis if gpu else None
+    device = deployment.memory.device_memory_bytes or 0
+    if basis == "nvidia-smi":
+        low = -BAND_DEVICE_NVIDIA_SMI_GIB * GiB * fraction
+        return low, (f"{gpu.id} memory is the nvidia-smi total; the CUDA runtime reports up to "
+                     f"{BAND_DEVICE_NVIDIA_SMI_GIB:g} GiB less (pool {low / GiB:+.2f} GiB; hardware.memory "
+                     "set to torch.cuda.mem_get_info()[1] removes this term)")
+    if basis == "spec":
+        low = -BAND_DEVICE_SPEC_SHARE * device * fraction
+        return low, (f"{gpu.id} memory is the vendor's specification, not a runtime reading "
+                     f"(pool {low / GiB:+.2f} GiB; hardware.memory removes this term)")
+    return 0.0, None
+
+
+def _band(pool: int, weights: int, non_kv_given: bool, extra: Tuple[Tuple[float, float, str], ...] = ()) -> PoolBand:
+    """Low and high pool from the estimated terms' fitted error ranges (constants above), plus
+    `extra` (low bytes, high bytes, sentence) terms."""
     terms = []
     low = high = 0.0
     if weights > 0:
@@ -109,6 +135,9 @@ def _band(pool: int, weights: int, non_kv_given: bool) -> PoolBand:
         low, high = low + BAND_OTHER_LOW_GIB * GiB, high + BAND_OTHER_HIGH_GIB * GiB
         terms.append(f"non-KV memory and the device budget are estimates (pool "
                      f"{BAND_OTHER_LOW_GIB:+.2f}..{BAND_OTHER_HIGH_GIB:+.2f} GiB)")
+    for e_low, e_high, text in extra:
+        low, high = low + e_low, high + e_high
+        terms.append(text)
     return PoolBand(int(pool + low), int(pool + high), tuple(terms))
 
 
@@ -163,6 +192,49 @@ def _start(deployment: Deployment) -> Tuple[Optional[PoolEstimate], int, List[st
         return PoolEstimate(None, ("the GPU's memory is unknown and memory.kv_cache_memory is not set: "
                                    "the KV pool cannot be computed (set hardware.memory or memory.kv_cache_memory)",)), 0, []
     return None, device, _memory_basis_notes(deployment)
+
+
+# KV connectors (vLLM --kv-transfer-config) whose GPU memory at start-up is known. LMCache's vLLM v1
+# connector (lmcache/integration/vllm/vllm_adapter.py `init_lmcache_engine`, lmcache 0.3.2) builds a
+# VLLMPagedMemGPUConnectorV2 with a GPU staging buffer (use_gpu unless enable_nixl) of shape
+# [2 (1 under MLA), layers, chunk_size, kv_heads x head_size] per rank in the KV dtype
+# (lmcache/v1/gpu_connector.py `get_shape`); chunk_size is LMCACHE_CHUNK_SIZE, default 256
+# (lmcache/v1/config.py). vLLM creates the connector in init_worker_distributed_environment
+# (`ensure_kv_transfer_initialized`), before it profiles, so the buffer counts as non-KV memory.
+LMCACHE_DEFAULT_CHUNK_SIZE = 256
+KNOWN_CONNECTORS = ("LMCacheConnectorV1",)
+
+
+def _env(deployment: Deployment, name: str) -> Optional[str]:
+    return next((v for k, v in deployment.env if k == name), None)
+
+
+def _lmcache_buffer(deployment: Deployment) -> Tuple[Optional[int], str]:
+    """(bytes per GPU, sentence) of LMCache's GPU staging buffer; None when the configuration
+    that sizes it is not in the manifest (a config file, the layerwise or NIXL paths)."""
+    if _env(deployment, "LMCACHE_CONFIG_FILE"):
+        return None, ("LMCache reads its chunk size and paths from LMCACHE_CONFIG_FILE, which kvlint "
+                      "does not read")
+    for flag in ("LMCACHE_USE_LAYERWISE", "LMCACHE_ENABLE_NIXL"):
+        if (_env(deployment, flag) or "").strip().lower() in ("1", "true", "yes", "on"):
+            return None, f"{flag} selects an LMCache GPU path whose buffers kvlint does not model"
+    model = deployment.model
+    if model is None or not model.layers:
+        return None, "the model geometry is unknown"
+    raw_chunk = _env(deployment, "LMCACHE_CHUNK_SIZE")
+    try:
+        chunk = int(raw_chunk) if raw_chunk is not None else LMCACHE_DEFAULT_CHUNK_SIZE
+    except ValueError:
+        return None, f"LMCACHE_CHUNK_SIZE {raw_chunk!r} is not an integer"
+    layers = -(-len(model.layers) // max(1, deployment.pipeline_parallel))
+    first = model.layers[0]
+    kv = 1 if first.is_mla else 2
+    hidden = deployment.kv_heads_per_gpu(first) * first.head_dim
+    dtype = deployment.kv_dtype.lower()
+    element = 1 if dtype.startswith("fp8") or dtype.startswith("int8") else (4 if model.dtype == "float32" else 2)
+    size = kv * layers * chunk * hidden * element
+    return size, (f"LMCache's GPU staging buffer {size / MiB:.1f} MiB ({kv} x {layers} layers x chunk "
+                  f"{chunk} x {hidden} x {element} B)")
 
 
 VLLM_FALLBACK_MEMORY_FRACTION = 0.9  # vLLM's default before 0.20, for an engine the catalog lacks
@@ -265,6 +337,23 @@ def vllm_pool(deployment: Deployment) -> PoolEstimate:
             text += (f" plus {VLLM_CUDAGRAPH_ESTIMATE / GiB:g} GiB of CUDA-graph memory, which "
                      "vLLM >= 0.20 subtracts from the KV budget")
         notes.append(text)
+    extra: List[Tuple[float, float, str]] = []
+    connector = deployment.kv_connector
+    if connector is not None and not non_kv_given:
+        buffer, why = _lmcache_buffer(deployment) if connector in KNOWN_CONNECTORS else (None, "")
+        if buffer is not None:
+            non_kv += buffer
+            parts.append(("kv_connector", buffer))
+            notes.append(f"KV connector {connector}: {why}, allocated before vLLM profiles")
+        else:
+            reason = why or "kvlint does not know what GPU memory it allocates"
+            notes.append(f"KV connector {connector}: {reason}; its GPU memory is NOT in this pool "
+                         "or its band (memory.non_kv_memory or memory.kv_cache_memory sets it)")
+            extra.append((0.0, 0.0, f"KV connector {connector}: GPU memory unknown, not covered "
+                                    "(memory.kv_cache_memory removes it)"))
+    device_low, device_text = _device_band(deployment, gmu)
+    if device_text:
+        extra.append((device_low, 0.0, device_text))
     requested = math.ceil(device * gmu)
     pool = requested - weights - non_kv
     notes.append(
@@ -272,7 +361,7 @@ def vllm_pool(deployment: Deployment) -> PoolEstimate:
         f"= {pool:,} B per GPU"
     )
     terms = (("device", device), ("weights", weights), ("non_kv", non_kv), *parts)
-    return PoolEstimate(pool, tuple(notes), gmu, _band(pool, weights, non_kv_given), terms)
+    return PoolEstimate(pool, tuple(notes), gmu, _band(pool, weights, non_kv_given, tuple(extra)), terms)
 
 
 def sglang_mem_fraction_static(device_bytes: int, tp: int, pp: int) -> float:
@@ -406,7 +495,9 @@ def sglang_pool(deployment: Deployment) -> PoolEstimate:
     pool = int((device - baseline) * mfs) - weights
     notes.append(f"KV pool = ({device:,} B - {baseline:,} B baseline) x {mfs} - {weights:,} B weights "
                  f"= {pool:,} B per GPU")
-    return PoolEstimate(pool, tuple(notes), mfs, _band(pool, weights, baseline_given),
+    device_low, device_text = _device_band(deployment, mfs)
+    extra = ((device_low, 0.0, device_text),) if device_text else ()
+    return PoolEstimate(pool, tuple(notes), mfs, _band(pool, weights, baseline_given, extra),
                         (("device", device), ("weights", weights), ("non_kv", baseline)))
 
 

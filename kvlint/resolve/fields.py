@@ -179,10 +179,47 @@ def weights_bytes(data: Dict[str, Any], catalog_bytes: Optional[int]) -> Tuple[O
     dtype = weights.get("dtype")
     per_param = WEIGHT_DTYPE_BYTES
     if isinstance(params, (int, float)) and not isinstance(params, bool) and params > 0 and dtype in per_param:
+        unquantized = weights.get("unquantized_params")
+        if (isinstance(unquantized, (int, float)) and not isinstance(unquantized, bool)
+                and 0 <= unquantized <= params and per_param[dtype] < 2):
+            return quantized_weights(params, dtype, unquantized)
         return int(params * per_param[dtype]), f"weights estimated as {params:.3g} params x {per_param[dtype]:g} B ({dtype})"
     if catalog_bytes:
         return int(catalog_bytes), "weights taken from the model catalog's checkpoint size"
     return None, None
+
+
+# Scale bytes per quantized weight, by the checkpoint formats' usual layout: int4/int8 GPTQ and AWQ
+# keep one fp16 scale and one packed int4 zero point per group of 128 inputs (2.5 B / 128; vLLM
+# vllm/model_executor/layers/quantization/gptq.py and awq.py `create_weights`: scales, qzeros);
+# block FP8 (DeepSeek/Qwen FP8 checkpoints) one fp32 `weight_scale_inv` per 128 x 128 block
+# (vllm/model_executor/layers/quantization/fp8.py `create_weights`; per-channel FP8 is smaller).
+# mxfp4 and nvfp4 carry their scales in WEIGHT_DTYPE_BYTES already.
+_SCALE_BYTES_PER_WEIGHT = {"int4": 2.5 / 128, "int8": 2.5 / 128, "fp8": 4 / (128 * 128)}
+
+
+def _kv_connector(options: Dict[str, Any]) -> Optional[str]:
+    """engine.options.kv_transfer_config's kv_connector (a mapping, or the JSON text the flag takes)."""
+    raw = options.get("kv_transfer_config", options.get("kv-transfer-config"))
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return None
+    if isinstance(raw, dict) and isinstance(raw.get("kv_connector"), str):
+        return raw["kv_connector"]
+    return None
+
+
+def quantized_weights(params: float, dtype: str, unquantized: float) -> Tuple[int, str]:
+    """A quantized checkpoint's weight bytes: the quantized linear layers at their bits plus their
+    scales, and `unquantized` parameters (embeddings, lm_head, norms, MoE router, a vision tower)
+    at 16 bit, as the GPTQ/AWQ/FP8 formats keep them."""
+    quantized = params - unquantized
+    per = WEIGHT_DTYPE_BYTES[dtype] + _SCALE_BYTES_PER_WEIGHT.get(dtype, 0.0)
+    total = int(quantized * per + unquantized * 2)
+    return total, (f"weights estimated as {quantized:.3g} quantized params x {per:.4g} B ({dtype} with "
+                   f"its scales) + {unquantized:.3g} params kept at 16 bit")
 
 
 # The manifest field each engine's memory fraction is read from, most specific first, and the
@@ -268,5 +305,6 @@ def build_deployment(
         env=tuple(sorted((str(k), str(v)) for k, v in env.items())),
         disable_hybrid_kv_cache_manager=bool(options.get("disable_hybrid_kv_cache_manager", False)),
         max_total_tokens=get(data, "serving", "max_total_tokens", kind=int, lo=1),
+        kv_connector=_kv_connector(options),
         **(release_behaviour or {}),
     )

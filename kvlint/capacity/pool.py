@@ -55,6 +55,12 @@ VLLM_NON_KV_ESTIMATE = VLLM_ACTIVATION_ESTIMATE + VLLM_NON_TORCH_ESTIMATE  # one
 # avail mem=21.63 GB" on an L4 whose catalog total is 22.49 GiB, so 0.86 GiB, which includes the
 # nvidia-smi-vs-CUDA gap where the catalog has only the nvidia-smi total).
 SGLANG_BASELINE_ESTIMATE = int(0.86 * GiB)
+# Under tensor parallelism on SM90+ the distributed init before that reading holds NCCL's NVLink
+# SHARP buffers as well. No fit log prints SGLang's first reading there, so the figure is vLLM's own
+# reading at the same point (its "worker init memory snapshot" after the distributed init,
+# non_torch_memory on H100 in the fit logs: 1.51 GiB at tp=2, 2.05 GiB at tp=4; 0.51 GiB at tp=1):
+# the same CUDA context and NCCL communicators, read by another engine.
+SGLANG_BASELINE_SM90_TP = ((4, int(2.05 * GiB)), (2, int(1.51 * GiB)))
 TRTLLM_NON_KV_ESTIMATE = 2 * GiB  # peak activations during TensorRT-LLM's profiling run
 
 
@@ -488,6 +494,9 @@ def sglang_pool(deployment: Deployment) -> PoolEstimate:
     baseline_given = baseline is not None
     if baseline is None:
         baseline = SGLANG_BASELINE_ESTIMATE
+        cc = deployment.gpu.compute_capability if deployment.gpu else None
+        if cc is not None and cc >= (9, 0):
+            baseline = next((b for tp, b in SGLANG_BASELINE_SM90_TP if deployment.tensor_parallel >= tp), baseline)
         notes.append(f"memory in use before SGLang's first reading (CUDA context, communication "
                      f"buffers) estimated as {baseline / GiB:.2f} GiB per GPU; SGLang scales it by "
                      "mem_fraction_static (memory.non_kv_memory sets it: the device total minus the "

@@ -123,6 +123,10 @@ def test_startup_log_reads_the_logged_figures(path):
         assert log.device_gib == pytest.approx(logged["total_gpu_memory_gib"])
     if log.non_kv_gib is not None:
         assert log.non_kv_gib == pytest.approx(logged["non_kv_gib"])
+    if log.avail_before_weights_gib is not None:  # SGLang 'Load weight begin. avail mem='
+        assert log.avail_before_weights_gib == pytest.approx(logged["avail_before_weights_gib"])
+    if log.avail_after_weights_gib is not None:  # SGLang 'Load weight end. ... avail mem='
+        assert log.avail_after_weights_gib == pytest.approx(logged["avail_after_weights_gib"])
 
 
 def test_most_quotes_carry_the_pool_line():

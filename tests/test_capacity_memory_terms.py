@@ -129,3 +129,24 @@ def test_a_device_total_that_is_not_a_runtime_reading_widens_the_band_downwards(
     cuda_gap = _capacity(tmp_path)["engine"]["pool_bytes_per_gpu"] - cuda["pool_low_bytes"]
     # the extra low term: 0.8 GiB x gpu_memory_utilization 0.9 (the catalog's nvidia-smi gap, at most)
     assert abs((low_gap - cuda_gap) - 0.8 * GiB * 0.9) < 1 << 20
+
+
+def test_from_log_reads_sglangs_first_reading_and_calibrates_the_baseline(tmp_path, monkeypatch):
+    # QwQ-32B on 4 x L4 (SGLang 0.4.3.post4): 'Load weight begin. avail mem=21.63 GB' (GiB)
+    monkeypatch.chdir(tmp_path)
+    doc = _logged("sglang-l4x4-qwq-32b")
+    manifest = {"apiVersion": "kvlint/v1", "kind": "Deployment", **doc["manifest"]}
+    (tmp_path / "deploy.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    (tmp_path / "startup.log").write_text(doc["source"]["quote"])
+    result = CliRunner().invoke(main, ["capacity", "deploy.yaml", "--from-log", "startup.log", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    [entry] = json.loads(result.output)
+    rows = {r["term"]: r for r in entry["rows"]}
+    assert rows["free at 'Load weight begin' (GiB)"]["logged"] == 21.63
+    baseline = entry["calibrate"]["memory.non_kv_memory"]
+    # with that baseline, SGLang's formula puts the first reading where the log has it
+    manifest["memory"] = {"non_kv_memory": baseline}
+    (tmp_path / "deploy.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    again = json.loads(CliRunner().invoke(main, ["capacity", "deploy.yaml", "--from-log", "startup.log",
+                                                 "--format", "json"]).output)[0]
+    assert {r["term"]: r for r in again["rows"]}["free at 'Load weight begin' (GiB)"]["predicted"] == 21.63

@@ -17,6 +17,7 @@ vLLM (`vllm/v1/worker/gpu_worker.py`, `gpu_model_runner.py`, `vllm/v1/core/kv_ca
 
 SGLang (`python/sglang/srt/model_executor/model_runner.py`, `scheduler.py`):
 
+    Load weight begin. avail mem=21.63 GB               (SGLang's first reading: device - baseline)
     Load weight end. type=..., avail mem=6.09 GB, mem usage=15.54 GB.
     KV Cache is allocated. #tokens: 46611, K size: 1.42 GB, V size: 1.42 GB
     max_total_num_tokens=46611, ...
@@ -41,6 +42,8 @@ _PATTERNS = {
 }
 _CONCURRENCY = re.compile(r"Maximum concurrency for " + _NUM + r" tokens per request: " + _NUM + r"x")
 _SGLANG_WEIGHTS = re.compile(r"Load weight end\..*?mem usage=" + _NUM + r"\s*GB")
+_SGLANG_BEFORE = re.compile(r"Load weight begin\. avail mem=" + _NUM + r"\s*GB")
+_SGLANG_AFTER = re.compile(r"Load weight end\..*?avail mem=" + _NUM + r"\s*GB")
 _SGLANG_POOL = re.compile(r"KV Cache is allocated\. #tokens: " + _NUM + r", K size: " + _NUM
                           + r"\s*GB, V size: " + _NUM + r"\s*GB")
 _SGLANG_TOKENS = re.compile(r"max_total_num_tokens=" + _NUM)
@@ -64,6 +67,10 @@ class StartupLog:
     kv_tokens: Optional[int] = None
     max_concurrency: Optional[float] = None
     concurrency_tokens: Optional[int] = None  # the request length the concurrency is for
+    # SGLang: free memory at 'Load weight begin' (its first reading, after the CUDA context and the
+    # distributed init) and at 'Load weight end' (the smallest a rank logged)
+    avail_before_weights_gib: Optional[float] = None
+    avail_after_weights_gib: Optional[float] = None
 
     @property
     def empty(self) -> bool:
@@ -99,6 +106,13 @@ def parse_startup_log(text: str) -> StartupLog:
         if match:
             found["weights_gib"] = _number(match.group(1))
             engine = "sglang"
+        for name, pattern in (("avail_before_weights_gib", _SGLANG_BEFORE), ("avail_after_weights_gib", _SGLANG_AFTER)):
+            match = pattern.search(line)
+            if match:
+                value = _number(match.group(1))
+                previous = found.get(name)
+                found[name] = value if previous is None else min(float(previous), value)  # type: ignore[arg-type]
+                engine = "sglang"
         match = _SGLANG_POOL.search(line)
         if match:
             found["kv_tokens"] = int(_number(match.group(1)))

@@ -48,12 +48,22 @@ def compare_with_log(capacity: CapacityResult, deployment: Optional[Deployment],
     predicted_profiled = None
     if "non_kv" in terms:
         predicted_profiled = terms["non_kv"] - terms.get("cuda_graphs", 0)
-    rows.append(_row("non-KV memory, profiled (GiB)", _gib(predicted_profiled), logged_non_kv,
-                     "activation peak + non-torch memory (vLLM's 'Total non KV cache memory' - weights)"))
+    if capacity.engine_name == "sglang":
+        rows.append(_row("memory before the first reading (GiB)", _gib(terms.get("non_kv")), None,
+                         "CUDA context and distributed init; SGLang scales it by mem_fraction_static"))
+    else:
+        rows.append(_row("non-KV memory, profiled (GiB)", _gib(predicted_profiled), logged_non_kv,
+                         "activation peak + non-torch memory (vLLM's 'Total non KV cache memory' - weights)"))
     rows.append(_row("  activation peak (GiB)", _gib(terms.get("activation")), log.torch_peak_gib,
                      "'torch peak memory increase'; grows with max_num_batched_tokens"))
     rows.append(_row("  non-torch memory (GiB)", _gib(terms.get("non_torch")), log.non_torch_gib,
                      "NCCL buffers under tensor parallelism"))
+    if log.avail_before_weights_gib is not None or capacity.engine_name == "sglang":
+        before = None
+        if "device" in terms and "non_kv" in terms:
+            before = terms["device"] - terms["non_kv"]
+        rows.append(_row("free at 'Load weight begin' (GiB)", _gib(before), log.avail_before_weights_gib,
+                         "SGLang's first reading: device - CUDA context and distributed init"))
     remainder = None
     if (log.device_gib is not None and log.non_kv_gib is not None and log.pool_gib is not None
             and engine is not None and engine.fraction is not None):
@@ -90,6 +100,10 @@ def compare_with_log(capacity: CapacityResult, deployment: Optional[Deployment],
         calibrate["memory.kv_cache_memory"] = int(round(log.pool_gib * GiB))
     if logged_non_kv is not None:
         calibrate["memory.non_kv_memory"] = int(round((logged_non_kv + (remainder or 0)) * GiB))
+    if (logged_non_kv is None and log.avail_before_weights_gib is not None and log.device_gib is None
+            and "device" in terms):
+        # SGLang: memory held before its first reading, against the device total kvlint used
+        calibrate["memory.non_kv_memory"] = max(0, terms["device"] - int(round(log.avail_before_weights_gib * GiB)))
     if log.device_gib is not None:
         calibrate["hardware.memory"] = int(round(log.device_gib * GiB))
     return {

@@ -206,6 +206,7 @@ class Deployment:
     # Engine knobs the capacity model needs, with their effective values.
     disable_hybrid_kv_cache_manager: bool = False
     max_total_tokens: Optional[int] = None  # SGLang --max-total-tokens: caps the pool's tokens
+    chunked_prefill_size: Optional[int] = None  # SGLang --chunked-prefill-size; None = its tier default
     # vLLM --kv-transfer-config's kv_connector (engine.options.kv_transfer_config), e.g. LMCacheConnectorV1
     kv_connector: Optional[str] = None
     # How this engine release plans and logs its KV cache: the engine catalog's `defaults` and

@@ -150,3 +150,44 @@ def test_from_log_reads_sglangs_first_reading_and_calibrates_the_baseline(tmp_pa
     again = json.loads(CliRunner().invoke(main, ["capacity", "deploy.yaml", "--from-log", "startup.log",
                                                  "--format", "json"]).output)[0]
     assert {r["term"]: r for r in again["rows"]}["free at 'Load weight begin' (GiB)"]["predicted"] == 21.63
+
+
+SGLANG = """\
+apiVersion: kvlint/v1
+kind: Deployment
+metadata:
+  name: sglang-chunked
+engine:
+  name: sglang
+  version: "0.5.23"
+hardware:
+  gpu: H100-SXM-80GB
+model:
+  name: meta-llama/Llama-3.1-8B-Instruct
+kv_cache:
+  dtype: auto
+serving:
+  max_model_len: 8192
+{serving}"""
+
+
+def _sglang_fraction(tmp_path: Path, serving: str = "") -> float:
+    path = tmp_path / "sglang.yaml"
+    path.write_text(SGLANG.format(serving=serving))
+    result = CliRunner().invoke(main, ["capacity", "--format", "json", str(path)])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.output)[0]["engine"]["memory_fraction"]
+
+
+def test_sglang_default_fraction_follows_chunked_prefill_size(tmp_path):
+    # SGLang 0.5.23 memory_hook.py _handle_gpu_memory_settings on an H100 (81,091 MiB, tp 1):
+    # reserved = 512 + max(chunked, 2048) x 1.5 + tp x pp / 8 x 1024 + decode max_bs 256 x 2
+    #            + 58 prefill graph sizes x 8, at least 10 GiB above 60 GiB of memory
+    gpu_mib = 85030076416 / 2**20
+    def expected(chunked: int) -> float:
+        reserved = max(512 + max(chunked, 2048) * 1.5 + 128 + 256 * 2 + 58 * 8, 10240)
+        return round((gpu_mib - reserved) / gpu_mib, 3)
+    assert _sglang_fraction(tmp_path) == expected(8192)  # the tier's default
+    assert _sglang_fraction(tmp_path, "  chunked_prefill_size: 4096\n") == expected(4096)  # the 10 GiB floor
+    assert _sglang_fraction(tmp_path, "  chunked_prefill_size: -1\n") == expected(16384)  # max_prefill_tokens
+    assert expected(8192) != expected(4096) != expected(16384)

@@ -412,12 +412,18 @@ def sglang_tp_fraction(tp: int, tiers) -> Optional[float]:
     return None
 
 
+SGLANG_MAX_PREFILL_TOKENS = 16384  # --max-prefill-tokens default (python/sglang/srt/server_args.py, v0.5.2)
+
+
 def sglang_heuristic_fraction(device_bytes: int, tp: int, pp: int, mla: bool, rule,
-                              max_running_requests: Optional[int] = None) -> Optional[float]:
+                              max_running_requests: Optional[int] = None,
+                              chunked_prefill_size: Optional[int] = None) -> Optional[float]:
     """SGLang's default mem_fraction_static from the catalog's `mem_fraction_static_heuristic`
     (0.5.23, arg_groups/memory_hook.py `_handle_gpu_memory_settings`): the reserve for activations
     at chunked_prefill_size, the parallel slack and the decode and prefill CUDA graphs; a smaller
-    --max-running-requests caps the decode graphs' max_bs."""
+    --max-running-requests caps the decode graphs' max_bs. A --chunked-prefill-size the user sets
+    replaces the tier's in the activation reserve (max(it, 2048) tokens; with chunking off, SGLang's
+    max_prefill_tokens, default 16384); the prefill graphs keep the tier's count."""
     gpu_mib = device_bytes / MiB
     tier = next((t for t in rule.get("tiers", ()) if "below_gib" not in t or gpu_mib < t["below_gib"] * 1024), None)
     if tier is None:
@@ -425,9 +431,12 @@ def sglang_heuristic_fraction(device_bytes: int, tp: int, pp: int, mla: bool, ru
     decode_bs = tier["decode_max_bs"][0 if tp < 4 else 1]
     if max_running_requests is not None:
         decode_bs = min(decode_bs, max_running_requests)
+    chunked = tier["chunked_prefill_size"]
+    if chunked_prefill_size is not None:
+        chunked = chunked_prefill_size if chunked_prefill_size > 0 else SGLANG_MAX_PREFILL_TOKENS
     prefill = rule["prefill_graph_mla_mib"] if mla else tier["prefill_graph_sizes"] * rule["prefill_graph_mib_per_size"]
     reserved = (rule["base_mib"]
-                + max(tier["chunked_prefill_size"], rule["min_activation_tokens"]) * rule["activation_mib_per_token"]
+                + max(chunked, rule["min_activation_tokens"]) * rule["activation_mib_per_token"]
                 + tp * pp * rule["per_rank_mib"]
                 + decode_bs * rule["decode_graph_mib_per_bs"] + prefill)
     if gpu_mib > rule["floor_above_gib"] * 1024:
@@ -442,10 +451,10 @@ def _sglang_default_fraction(deployment: Deployment, device: int, notes: List[st
         mla = bool(deployment.model and deployment.model.is_mla)
         # serving.max_num_seqs is SGLang's --max-running-requests (kvlint/adapters/flags.py)
         mfs = sglang_heuristic_fraction(device, deployment.tensor_parallel, deployment.pipeline_parallel,
-                                        mla, heuristic, deployment.max_num_seqs)
+                                        mla, heuristic, deployment.max_num_seqs, deployment.chunked_prefill_size)
         if mfs is not None:
             notes.append(f"mem_fraction_static defaulted to SGLang {deployment.engine_version}'s {mfs} "
-                         "(its reserve for activations at the default chunked_prefill_size and for the "
+                         f"(its reserve for activations at {'serving.chunked_prefill_size' if deployment.chunked_prefill_size is not None else 'the default chunked_prefill_size'} and for the "
                          f"CUDA graphs of this GPU's memory tier, tp x pp = {parallel})")
             return mfs
     reserve = (deployment.release_default("mem_fraction_static_reserve") or {}).get("tiers")

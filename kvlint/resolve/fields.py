@@ -305,6 +305,7 @@ def build_deployment(
         env=tuple(sorted((str(k), str(v)) for k, v in env.items())),
         disable_hybrid_kv_cache_manager=bool(options.get("disable_hybrid_kv_cache_manager", False)),
         max_total_tokens=get(data, "serving", "max_total_tokens", kind=int, lo=1),
+        chunked_prefill_size=get(data, "serving", "chunked_prefill_size", kind=int, lo=-1),
         kv_connector=_kv_connector(options),
         **(release_behaviour or {}),
     )

@@ -70,7 +70,7 @@ def test_fake_release_end_to_end(fake_parts):
 
 
 def test_committed_truth_tables_are_well_formed():
-    files = sorted((REPO / "rules" / "catalog" / "derived" / "sglang").glob("*.json"))
+    files = sorted((REPO / "tools" / "derive" / "tables" / "sglang").glob("*.json"))
     assert files, "no derived SGLang tables committed"
     for f in files:
         doc = json.loads(f.read_text())
@@ -197,7 +197,7 @@ def test_default_mem_fraction_static_is_sglangs(release):
     itself computed for every memory size and TP in the derived table."""
     from capacity_factories import H100
 
-    doc = json.loads((REPO / "rules" / "catalog" / "derived" / "sglang" / f"{release}.json").read_text())
+    doc = json.loads((REPO / "tools" / "derive" / "tables" / "sglang" / f"{release}.json").read_text())
     for key, got in sorted(doc["defaults"].items()):
         gib, tp = key.split("GB_tp")
         dev = deployment(GEOMETRY["meta-llama/Llama-3.1-8B-Instruct"](), engine="sglang", version=release,

@@ -8,7 +8,7 @@ read at import time and cached), builds `ServerArgs(...)` for every cell of
 kv_cache_dtype x attention_backend x model, lets the release's own post-init / resolution run
 (`__post_init__`, or `resolve_once` where construction no longer resolves), then, where the
 release still chooses the backend in the model runner, the runner's own
-`model_specific_adjustment`. Writes rules/catalog/derived/sglang/<version>.json (format:
+`model_specific_adjustment`. Writes tools/derive/tables/sglang/<version>.json (format:
 tools/derive/README_sglang.md). Stubs: tools/derive/sglang_stubs.py.
 """
 
@@ -30,7 +30,7 @@ from typing import Any, Dict, List, Optional
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-OUT_DIR = REPO / "rules" / "catalog" / "derived" / "sglang"
+OUT_DIR = HERE / "tables" / "sglang"
 CACHE = HERE / ".cache"
 FORMAT = "kvlint/derived/sglang-truth/v1"
 

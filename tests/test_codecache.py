@@ -1,0 +1,152 @@
+"""The compiled-dataclass-methods table (kvlint.cli.codecache) changes how fast classes are made,
+never what they are; and the lazily loaded commands leave `kvlint check` without the others."""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import marshal
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO_ROOT
+from kvlint.cli import codecache
+
+
+def _make_class():
+    @dataclasses.dataclass(frozen=True)
+    class Point:
+        x: int
+        y: int = 2
+        tags: tuple = dataclasses.field(default_factory=tuple)
+
+    return Point
+
+
+def _codes(cls):
+    """The generated methods' code, compared by what runs (bytecode, constants, names)."""
+    out = {}
+    for name in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
+        code = getattr(cls, name).__code__
+        out[name] = (code.co_code, code.co_consts, code.co_names, code.co_varnames, code.co_freevars)
+    return out
+
+
+@pytest.fixture
+def table(tmp_path, monkeypatch):
+    path = tmp_path / "pycache" / "dataclass-methods.marshal"
+    monkeypatch.setattr(codecache, "table_path", lambda: str(path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    return path
+
+
+def test_classes_are_the_same_with_the_table_cold_and_warm(table):
+    plain = _make_class()
+    with codecache.cached_dataclass_methods():
+        cold = _make_class()
+    assert table.is_file()  # the table grew, so it was written
+    written = table.stat().st_mtime_ns
+
+    real_compile = builtins.compile
+
+    def no_compiling(*args, **kwargs):
+        raise AssertionError("a warm table compiles nothing")
+
+    with codecache.cached_dataclass_methods():
+        builtins.compile = no_compiling
+        try:
+            warm = _make_class()
+        finally:
+            builtins.compile = real_compile
+    assert table.stat().st_mtime_ns == written  # nothing new: not rewritten
+    assert _codes(plain) == _codes(cold) == _codes(warm)
+    for cls in (cold, warm):
+        point = cls(1)
+        assert (point.x, point.y, point.tags, repr(point)) == (1, 2, (), f"{cls.__qualname__}(x=1, y=2, tags=())")
+        assert point == cls(1, 2) and hash(point) == hash(cls(1, 2)) and point != cls(1, 3)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            point.x = 3  # type: ignore[misc]
+    assert "exec" not in vars(dataclasses)  # the hook is gone after the block
+
+
+def test_a_damaged_or_foreign_table_is_ignored_and_rewritten(table):
+    table.parent.mkdir(parents=True)
+    for content in (b"not marshal data", marshal.dumps(("another Python", {})), marshal.dumps([1, 2])):
+        table.write_bytes(content)
+        with codecache.cached_dataclass_methods():
+            cls = _make_class()
+        assert cls(5).y == 2
+        stored = marshal.loads(table.read_bytes())
+        assert stored[0] != "another Python" and len(stored[1]) >= 6
+
+
+def test_a_table_entry_that_is_not_code_is_compiled_afresh(table):
+    with codecache.cached_dataclass_methods():
+        _make_class()
+    header, entries = marshal.loads(table.read_bytes())
+    table.write_bytes(marshal.dumps((header, {source: "not code" for source in entries})))
+    with codecache.cached_dataclass_methods():
+        cls = _make_class()
+    assert repr(cls(0)) == f"{cls.__qualname__}(x=0, y=2, tags=())"
+
+
+def test_no_table_under_kvlint_no_cache_or_without_bytecode_writing(tmp_path, monkeypatch):
+    monkeypatch.setenv("KVLINT_NO_CACHE", "1")
+    assert codecache.table_path() is None
+    monkeypatch.delenv("KVLINT_NO_CACHE")
+    path = tmp_path / "t.marshal"
+    monkeypatch.setattr(codecache, "table_path", lambda: str(path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    with codecache.cached_dataclass_methods():
+        assert _make_class()(1).x == 1
+    assert not path.exists()
+
+
+def test_the_table_sits_with_kvlints_bytecode(monkeypatch, tmp_path):
+    monkeypatch.delenv("KVLINT_NO_CACHE", raising=False)
+    monkeypatch.setattr(sys, "pycache_prefix", None)
+    package = Path(codecache.__file__).resolve().parent.parent
+    assert Path(codecache.table_path()).parent == package / "__pycache__"
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path))
+    assert Path(codecache.table_path()).parent == tmp_path / str(package).lstrip(os.sep)
+    assert sys.implementation.cache_tag in Path(codecache.table_path()).name
+
+
+def _console(args, cwd, env):
+    code = "import sys\nfrom kvlint.cli import run\nsys.argv = ['kvlint'] + sys.argv[1:]\nrun()\n"
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True)
+
+
+def test_console_script_output_is_the_same_with_the_table_cold_warm_and_off(tmp_path):
+    manifest = REPO_ROOT / "examples" / "llama70b-fp8-h100.yaml"
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(manifest.read_text(encoding="utf-8").replace("dtype: fp8_e4m3", "dtype: fp9"))
+    (tmp_path / "kvlint.toml").write_text("# defaults\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "KVLINT_NO_CACHE")}
+    env.update(PYTHONPYCACHEPREFIX=str(tmp_path / "pycache"), KVLINT_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=str(REPO_ROOT))
+    args = ["check", str(manifest), str(broken)]
+    cold = _console(args, tmp_path, env)
+    tables = list((tmp_path / "pycache").rglob("dataclass-methods.*.marshal"))
+    assert len(tables) == 1
+    warm = _console(args, tmp_path, env)
+    off = _console(args, tmp_path, {**env, "KVLINT_NO_CACHE": "1"})
+    assert cold.returncode == 1 and "broken.yaml" in cold.stdout  # the fp9 typo is a finding
+    assert (cold.returncode, cold.stdout, cold.stderr) == (warm.returncode, warm.stdout, warm.stderr)
+    assert (warm.returncode, warm.stdout, warm.stderr) == (off.returncode, off.stdout, off.stderr)
+
+
+def test_check_loads_no_other_command():
+    """`kvlint check` imports its own command module only (the group loads commands on use)."""
+    manifest = REPO_ROOT / "examples" / "llama70b-fp8-h100.yaml"
+    code = (
+        "import sys\nfrom kvlint.cli import main\n"
+        f"try:\n    main(['check', {str(manifest)!r}])\nexcept SystemExit:\n    pass\n"
+        "print('LOADED', sorted(m for m in sys.modules if m.startswith('kvlint.cli.')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert "LOADED ['kvlint.cli.app', 'kvlint.cli.check', 'kvlint.cli.options']" in done.stdout, done.stdout + done.stderr

@@ -111,6 +111,8 @@ def read_native(raw: bytes, display: str, fmt: str, config: Optional[Config] = N
     catalog_dirs = config.catalog_dirs
     pattern, defaults = configured_defaults(path or display, config)
     for position, workload in enumerate(adaptation.workloads):
+        for reference in workload.references:
+            workload = _merge_reference(workload, reference, path, config, native.findings, display, position)
         for pointer in [p for p in workload.missing if p in defaults]:
             _put(workload.manifest, pointer, defaults[pointer])
             workload.provenance[pointer] = f"kvlint.toml [defaults] {pattern!r}"
@@ -131,6 +133,62 @@ def read_native(raw: bytes, display: str, fmt: str, config: Optional[Config] = N
                 message=f"{workload.name}: {how}",
             ).with_location(span))
     return native
+
+
+def _merge_reference(workload, reference, path: str, config: Config, findings: List[Finding], display: str,
+                     position: int):
+    """The workload with the engine config file its command line names (`vllm serve --config F`,
+    `trtllm-serve --extra_llm_api_options F`) merged in, the command line winning. The file is
+    looked for next to the native file, inside the project (KV209's rule); when it cannot be read
+    (a path inside the container, outside the project, not in the repository), a KV208 (info) says that
+    the settings in it are not checked, instead of the engine defaults standing in silently."""
+    from kvlint.adapters import engine_config
+    from kvlint.adapters.engine_config import merge_config
+    from kvlint.inputs import InputError, read_capped
+    from kvlint.pipeline.paths import path_problem
+
+    written = reference.path
+    flag = "--config" if reference.kind != "trtllm-options" else "--extra_llm_api_options"
+    why: Optional[str] = None
+    base = Path(path) if path and path != "-" else None
+    if base is None:
+        why = "the command was read from standard input, so there is no directory to look in"
+    elif "$" in written or not written.strip():
+        why = "the path is not a plain file name"
+    elif Path(written).is_absolute():
+        why = "an absolute path, read where the engine runs; kvlint reads only files inside the project"
+    else:
+        why = path_problem(written, base, config)
+        if why is None and not (base.parent / written).is_file():
+            why = "no such file next to this one"
+    config_workload = None
+    if why is None:
+        target = base.parent / written
+        try:
+            raw = read_capped(target)
+        except InputError as exc:
+            why = f"it cannot be read: {exc}"
+        else:
+            text = raw.decode("utf-8", errors="replace")
+            loaded = load_bytes(raw, written)
+            if loaded.findings:
+                why = "it is not YAML kvlint can read: " + loaded.findings[0].message
+            elif not loaded.documents or not isinstance(loaded.documents[0].data, dict):
+                why = "it holds no engine settings kvlint reads"
+            else:
+                try:
+                    adapted, _ = engine_config.adapt_document(written, text, loaded.documents[0], reference.kind)
+                    config_workload = adapted[0]
+                except Exception as exc:  # never a traceback: the file stays unread, and says why
+                    why = f"kvlint could not adapt it ({type(exc).__name__})"
+    if config_workload is None:
+        findings.append(Finding(
+            code="KV208", name="", severity="info", file=display, pointer="", document=position,
+            message=f"{workload.name}: {flag} {written!r} is not read ({why}); the settings in it are not "
+            "checked, and fields it may set are taken as the engine's defaults",
+        ).with_location(reference.span))
+        return workload
+    return merge_config(workload, config_workload, reference.span)
 
 
 def _finding(problem, display: str, document: int) -> Finding:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Optional, Sequence
@@ -130,6 +129,8 @@ def write_output(text: str, output_file: Optional[str]) -> None:
 
 
 def _atomic_write(output_file: str, data: bytes, existing: Optional[os.stat_result]) -> None:
+    import tempfile  # only when writing a file: tempfile (with shutil, random) is a start-up cost
+
     directory = os.path.dirname(os.path.abspath(output_file))
     fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(output_file)}.", suffix=".tmp", dir=directory)
     try:

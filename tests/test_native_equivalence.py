@@ -413,3 +413,49 @@ def test_a_config_file_kvlint_cannot_read_is_said(written, why, tmp_path, monkey
     (kv208,) = [d for d in _check("run.sh") if d["code"] == "KV208"]
     assert why in kv208["message"] and "not checked" in kv208["message"]
     assert (kv208["line"], kv208["column"]) == (3, len("vllm serve org/m --config ") + 1)
+
+
+UNKNOWN_GPU_MANIFEST = VLLM_MANIFEST.replace(
+    "  gpu: H100-SXM-80GB\n", "  gpu: ACME-X1\n  compute_capability: \"8.6\"\n  memory: 24GiB\n")
+
+
+@pytest.mark.parametrize("cc", ["8.6", "sm_86", "sm86"])
+def test_an_unknown_gpu_described_in_annotations_is_checked_like_the_manifest(cc, tmp_path, monkeypatch):
+    """`kvlint.dev/gpu-compute-capability` + `kvlint.dev/gpu-memory` describe a GPU the catalog
+    does not know; the rules run on it as on a manifest's hardware.compute_capability/memory."""
+    native = VLLM_NATIVE["k8s-args.yaml"].replace(
+        "      nodeSelector:\n        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3\n", "").replace(
+        "  template:\n    metadata:\n",
+        "  template:\n    metadata:\n      annotations:\n        kvlint.dev/gpu: ACME-X1\n"
+        f"        kvlint.dev/gpu-compute-capability: \"{cc}\"\n        kvlint.dev/gpu-memory: 24GiB\n")
+    _write(tmp_path, {"manifest.yaml": UNKNOWN_GPU_MANIFEST, "k8s.yaml": native})
+    monkeypatch.chdir(tmp_path)
+    manifest = _check("manifest.yaml")
+    codes = {d["code"] for d in manifest}
+    # SM86 has no FP8 FlashAttention: the pinned FLASH_ATTN rejects the cache (a GPU check ran)
+    assert "KV202" not in codes and "KV301" in codes, codes
+    assert _findings(_check("k8s.yaml")) == _findings(manifest)
+    assert _capacity("k8s.yaml") == _capacity("manifest.yaml")
+
+
+def test_a_compute_capability_that_is_not_one_is_said(tmp_path, monkeypatch):
+    native = VLLM_NATIVE["k8s-args.yaml"].replace(
+        "  template:\n    metadata:\n",
+        "  template:\n    metadata:\n      annotations:\n        kvlint.dev/gpu-compute-capability: ampere\n")
+    _write(tmp_path, {"k8s.yaml": native})
+    monkeypatch.chdir(tmp_path)
+    (bad,) = [d for d in _check("k8s.yaml") if "gpu-compute-capability" in d["message"]]
+    line = native.splitlines().index("        kvlint.dev/gpu-compute-capability: ampere") + 1
+    assert (bad["code"], bad["line"]) == ("KV320", line) and "'ampere'" in bad["message"]
+
+
+def test_a_missing_fact_names_the_three_ways_and_what_did_not_run(tmp_path, monkeypatch):
+    native = VLLM_NATIVE["k8s-args.yaml"].replace(
+        "      nodeSelector:\n        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3\n", "")
+    _write(tmp_path, {"k8s.yaml": native})
+    monkeypatch.chdir(tmp_path)
+    found = _check("k8s.yaml")
+    (missing,) = [d for d in found if d["code"] == "KV207"]
+    for way in ("kvlint.dev/gpu", "# kvlint: gpu=", "[defaults]"):
+        assert way in missing["message"]
+    assert "did not run" in missing["message"]

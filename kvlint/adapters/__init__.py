@@ -62,7 +62,9 @@ SkyPilot / dstack task files, NIM profiles and ``NIM_PASSTHROUGH_ARGS``, Markdow
 values merged from several files, `.env` files for compose interpolation, `envFrom` Secrets
 (never read), the TensorRT-LLM image tag → release for Triton containers, and any command that
 only a script outside the file runs. Engine config files named by ``--config`` are not opened
-(adapters do no I/O): ``Adapted.references`` lists them for the caller.
+here (adapters do no I/O): ``Adapted.references`` lists them, and the check pipeline
+(``kvlint.pipeline.native``) reads one that lies next to the file inside the project and merges
+it with ``engine_config.merge_config``; one it cannot read is a KV208.
 
 Problem codes (``result.PROBLEM_CODES``, the one table)
 ========================================================

@@ -36,6 +36,8 @@ STATEMENT_KEYS: Dict[str, Tuple[str, str]] = {
     "gpu": ("/hardware/gpu", "str"),
     "gpu-count": ("/hardware/count", "int"),
     "gpu-memory": ("/hardware/memory", "size"),
+    # for a GPU the catalog does not know: with gpu-memory, the GPU checks run on it
+    "gpu-compute-capability": ("/hardware/compute_capability", "cc"),
     "engine": ("/engine/name", "engine"),
     "engine-version": ("/engine/version", "version"),
     "model": ("/model/name", "str"),
@@ -255,6 +257,9 @@ def _apply_statement(
 _VERSION = re.compile(r"^(b\d{1,6}|v?(\d+(?:\.\d+){0,3}(?:[.-]?(?:rc|post|dev|a|b)\d*)?))$")
 
 
+_CC = re.compile(r"^(?:(\d{1,2})\.(\d)|sm_?(\d{2,3}))$")
+
+
 def _convert_statement(kind: str, raw: Any) -> Any:
     text = str(raw).strip()
     if kind == "str" or kind == "size":
@@ -267,6 +272,11 @@ def _convert_statement(kind: str, raw: Any) -> Any:
     if kind == "version":
         match = _VERSION.match(text)  # a llama.cpp build tag (b4747) or a version
         return (match.group(2) or match.group(1)) if match else None
+    if kind == "cc":  # "8.6", or the sm_86 / sm86 spelling of the same thing
+        match = _CC.match(text.lower())
+        if not match:
+            return None
+        return f"{match.group(1)}.{match.group(2)}" if match.group(1) else f"{match.group(3)[:-1]}.{match.group(3)[-1]}"
     if kind == "int":
         try:
             return int(text)

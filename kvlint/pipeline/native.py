@@ -130,9 +130,26 @@ def read_native(raw: bytes, display: str, fmt: str, config: Optional[Config] = N
             span = workload.value_spans.get(pointer) or workload.value_spans.get("") or document.span("")
             native.findings.append(Finding(
                 code="KV207", name="", severity="warning", file=display, pointer=pointer, document=position,
-                message=f"{workload.name}: {how}",
+                message=f"{workload.name}: {how}{_missing_suffix(pointer)}",
             ).with_location(span))
     return native
+
+
+# What does not run without each fact (KV207 says so: a check that did not run never passes).
+_NOT_RUN = {
+    "/engine/version": "the checks keyed by engine release (flags, backends, cache formats) did not run",
+    "/hardware/gpu": "the checks that need the GPU (FP8 support, backends by compute capability, the KV pool) "
+    "did not run",
+    "/model/name": "the checks that need the model's geometry (head size, layers, capacity) did not run",
+}
+_DEFAULTS_KEY = {pointer: key for key, pointer in DEFAULT_FIELDS.items()}
+
+
+def _missing_suffix(pointer: str) -> str:
+    key = _DEFAULTS_KEY.get(pointer)
+    where = f"; or `{key} = …` under `[defaults]` in kvlint.toml for this path" if key else ""
+    not_run = _NOT_RUN.get(pointer)
+    return where + (f"; until then {not_run}" if not_run else "")
 
 
 def _merge_reference(workload, reference, path: str, config: Config, findings: List[Finding], display: str,

@@ -1,5 +1,6 @@
-"""The compiled-dataclass-methods table (kvlint.cli.codecache) changes how fast classes are made,
-never what they are; and the lazily loaded commands leave `kvlint check` without the others."""
+"""Start-up shortcuts change nothing but time: the compiled-dataclass-methods table
+(kvlint.cli.codecache) makes the same classes; commands load on use; a plain `kvlint check
+PATH...` runs without click (kvlint.cli.lint) and prints what the click command prints."""
 
 from __future__ import annotations
 
@@ -149,4 +150,84 @@ def test_check_loads_no_other_command():
         "print('LOADED', sorted(m for m in sys.modules if m.startswith('kvlint.cli.')))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT)
-    assert "LOADED ['kvlint.cli.app', 'kvlint.cli.check', 'kvlint.cli.options']" in done.stdout, done.stdout + done.stderr
+    loaded = "['kvlint.cli.app', 'kvlint.cli.check', 'kvlint.cli.lint', 'kvlint.cli.options', 'kvlint.cli.params']"
+    assert f"LOADED {loaded}" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["check"], []),
+    (["check", "a.yaml", "missing/dir"], ["a.yaml", "missing/dir"]),
+    (["check", "-"], None),  # stdin
+    (["check", "--", "a.yaml"], None),
+    (["check", "a.yaml", "--output-format", "json"], None),
+    (["check", "-v", "a.yaml"], None),
+    (["check", ""], None),
+    (["--verbose", "check", "a.yaml"], None),
+    (["rules"], None),
+    ([], None),
+])
+def test_plain_check_is_only_paths(argv, expected):
+    from kvlint.cli.lint import plain_check_paths
+
+    assert plain_check_paths(argv) == expected
+
+
+def test_unreadable_path_or_completion_request_goes_through_click(tmp_path, monkeypatch):
+    from kvlint.cli import lint
+
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text("x: 1\n")
+    assert lint.plain_check_paths(["check", str(manifest)]) == [str(manifest)]
+    monkeypatch.setattr(lint.os, "access", lambda path, mode: False)  # as for a user without read permission
+    assert lint.plain_check_paths(["check", str(manifest)]) is None
+    monkeypatch.undo()
+    monkeypatch.setenv("_KVLINT_COMPLETE", "bash_complete")
+    assert lint.plain_check_paths(["check", str(manifest)]) is None
+
+
+def test_plain_check_prints_what_the_click_command_prints(tmp_path):
+    """The console script's plain path against the click group, on passing, failing, missing,
+    unparsable and escape-laden inputs, in one process each (and without importing click)."""
+    good = REPO_ROOT / "examples" / "llama70b-fp8-h100.yaml"
+    text = good.read_text(encoding="utf-8")
+    (tmp_path / "bad.yaml").write_text(text.replace("dtype: fp8_e4m3", "dtype: fp9  # ünïcödé"))
+    (tmp_path / "esc\x1b[31m.yaml").write_text(text.replace("dtype: fp8_e4m3", "dtype: fp9"))
+    (tmp_path / "broken.yaml").write_text("apiVersion: kvlint/v1\nkind: Deployment\nmetadata: {name: [\n")
+    (tmp_path / "kvlint.toml").write_text("# defaults\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("KVLINT_NO_CACHE",)}
+    env.update(PYTHONPATH=str(REPO_ROOT), KVLINT_CACHE_DIR=str(tmp_path / "cache"))
+    plain = "import sys\nfrom kvlint.cli import run\nsys.argv = ['kvlint'] + sys.argv[1:]\nrun()\n"
+    probe = "import sys, os\nfrom kvlint.cli import run\nsys.argv = ['kvlint'] + sys.argv[1:]\n" \
+            "real = os._exit\nos._exit = lambda code: (print('CLICK', 'click' in sys.modules, file=sys.stderr), real(code))\nrun()\n"
+    clicked = "import sys\nfrom kvlint.cli import main\nmain(sys.argv[1:])\n"
+    cases = [[str(good)], ["bad.yaml"], ["esc\x1b[31m.yaml", "bad.yaml"], ["missing.yaml"], ["broken.yaml"], []]
+    for args in cases:
+        runs = [subprocess.run([sys.executable, "-c", code, "check", *args], cwd=tmp_path, env=env,
+                               capture_output=True, text=True) for code in (plain, clicked)]
+        assert (runs[0].returncode, runs[0].stdout, runs[0].stderr) == (runs[1].returncode, runs[1].stdout, runs[1].stderr)
+        assert runs[0].returncode in (0, 1, 2) and (runs[0].stdout or runs[0].stderr)
+    probed = subprocess.run([sys.executable, "-c", probe, "check", "bad.yaml"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True)
+    assert "CLICK False" in probed.stderr and probed.returncode == 1
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "ascii", "latin-1"])
+@pytest.mark.parametrize("text", ["plain line", "ünïcödé", "red \x1b[31mwarning\x1b[0m", ""])
+@pytest.mark.parametrize("nl", [True, False])
+def test_echo_writes_what_click_echo_writes(monkeypatch, encoding, text, nl):
+    import io
+
+    import click
+
+    from kvlint.cli.options import echo
+
+    written = []
+    for function in (echo, lambda message, nl: click.echo(message, nl=nl)):
+        raw = io.BytesIO()
+        stream = io.TextIOWrapper(raw, encoding=encoding, errors="replace", write_through=True)
+        monkeypatch.setattr(sys, "stdout", stream)
+        function(text, nl=nl)
+        stream.flush()
+        written.append(raw.getvalue())
+    monkeypatch.undo()
+    assert written[0] == written[1]

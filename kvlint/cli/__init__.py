@@ -32,7 +32,7 @@ def run() -> None:
     """The console script: `main`, then a fast exit.
 
     Start-up is most of a one-file check, so: dataclass methods come compiled from the previous
-    run (kvlint.cli.codecache); a lint run allocates few cyclic objects, so the collector's
+    run (kvlint.cli.codecache); a plain `kvlint check [PATH...]` does not import click; a lint run allocates few cyclic objects, so the collector's
     start-up passes are pure cost; and tearing down the interpreter module by module costs more
     than the run's own work on one file. Output is flushed, then the process exits with click's
     code. (`python -m kvlint` and the tests call `main` and exit normally.)
@@ -43,7 +43,14 @@ def run() -> None:
 
     with cached_dataclass_methods():
         try:
-            from kvlint.cli.app import main  # imported here: the methods' table is active
+            # Imported here, while the methods' table is active; a plain `kvlint check [PATH...]`
+            # runs without click (kvlint.cli.lint), anything else through the click group.
+            from kvlint.cli.lint import plain_check_paths, run_plain_check
+
+            paths = plain_check_paths(sys.argv[1:])
+            if paths is not None:
+                run_plain_check(paths)
+            from kvlint.cli.app import main
 
             main()
             code = 0
@@ -52,8 +59,9 @@ def run() -> None:
             if exit_.code is not None and not isinstance(exit_.code, int):
                 print(exit_.code, file=sys.stderr)
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # None when the descriptor was closed (`kvlint check >&-`)
+                stream.flush()
     except (BrokenPipeError, ValueError):
         code = code or 2
     os._exit(code)

@@ -9,15 +9,12 @@ run here.
 from __future__ import annotations
 
 import importlib
-import re
-import sys
 from typing import Dict, List, Optional, Tuple
 
 import click
 
 from kvlint import __version__
-from kvlint.cli.options import EXIT_ERROR
-from kvlint.errors import KvlintError
+from kvlint.cli.options import exit_on_error
 from kvlint.inputs import forget_reads
 
 __all__ = ["COMMANDS", "main"]
@@ -57,28 +54,8 @@ class KvlintGroup(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
             raise
-        except KeyboardInterrupt:
-            click.echo("kvlint: interrupted", err=True)
-            sys.exit(EXIT_ERROR)
-        except BrokenPipeError:
-            sys.exit(EXIT_ERROR)
-        except Exception as exc:  # noqa: BLE001 - the last line of defence
-            if ctx.obj and ctx.obj.get("verbose"):
-                import traceback  # only for --verbose
-
-                traceback.print_exc()
-            message = one_line(exc.one_line() if isinstance(exc, KvlintError) else
-                               f"internal error: {type(exc).__name__}: {exc} (run with --verbose for the traceback)")
-            click.echo(f"kvlint: error: {message}", err=True)
-            sys.exit(EXIT_ERROR)
-
-
-def one_line(message: str) -> str:
-    """Errors are one line: PyYAML's errors in a rule or catalog file span several
-    ('while parsing ...\\n  in "<unicode string>", line 4, column 10\\ndid not find ...')."""
-    message = re.sub(r'\s*in "<[^>]*>",', " at", message)
-    parts = [part.strip() for part in message.splitlines() if part.strip()]
-    return "; ".join(parts)
+        except (KeyboardInterrupt, Exception) as exc:  # noqa: BLE001 - the last line of defence
+            exit_on_error(exc, bool(ctx.obj and ctx.obj.get("verbose")))
 
 
 @click.group(cls=KvlintGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,14 +1,12 @@
-"""`kvlint check`: lint manifests."""
+"""`kvlint check`: lint manifests (the options; the work is kvlint.cli.lint)."""
 
 from __future__ import annotations
 
-import os
-import sys
-
 import click
 
-from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, build_context, config_option, load_settings, write_output
-from kvlint.report import CHECK_FORMATS, check_reporter
+from kvlint.cli.lint import lint
+from kvlint.cli.params import config_option
+from kvlint.report import CHECK_FORMATS
 
 
 @click.command()
@@ -26,29 +24,5 @@ from kvlint.report import CHECK_FORMATS, check_reporter
 @click.pass_context
 def check(ctx, paths, select, extend_select, ignore, output_format, output_file, sarif_file, fail_on, exit_zero, config_path, verbose):
     """Lint manifests: files, directories (recursing) or - for stdin."""
-    # Imported on use: the pipeline is the heaviest part of kvlint and only check-like commands need it.
-    from kvlint.pipeline.check import run_check
-
-    if verbose:
-        ctx.obj["verbose"] = True
-    config = load_settings(config_path, select, extend_select, ignore, fail_on, output_format)
-    context = build_context(config)
-    result = run_check(list(paths) or ["."], context)
-    if not result.files:
-        click.echo(
-            "kvlint: warning: no manifests found (a file in a directory counts when it declares "
-            "`apiVersion: kvlint/v1`; name a file to check it regardless)",
-            err=True,
-        )
-    fmt = config.output_format
-    write_output(check_reporter(fmt)(result, context.rulebook), output_file)
-    if sarif_file:
-        write_output(check_reporter("sarif")(result, context.rulebook), sarif_file)
-    if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
-        from kvlint.report.github import markdown_summary
-
-        with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as handle:
-            handle.write(markdown_summary(result))
-    if exit_zero:
-        sys.exit(EXIT_OK)
-    sys.exit(EXIT_FINDINGS if result.fails(config.fail_on) else EXIT_OK)
+    lint(ctx.obj, paths, select, extend_select, ignore, output_format, output_file, sarif_file, fail_on, exit_zero,
+         config_path, verbose)

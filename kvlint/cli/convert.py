@@ -9,7 +9,8 @@ from typing import Any, Dict, List
 
 import click
 
-from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, config_option, write_output
+from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, write_output
+from kvlint.cli.params import config_option
 from kvlint.config import load_config
 from kvlint.errors import UsageError
 from kvlint.load import read_input

@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, build_context, config_option, load_settings, write_output
+from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, build_context, load_settings, write_output
+from kvlint.cli.params import config_option
 
 
 @click.command()

@@ -1,26 +1,79 @@
 """What every command shares: exit codes, configuration with command-line overrides, the check
-context, and writing a report to stdout or a file."""
+context, writing a report to stdout or a file, and how a run ends on an error. Without click:
+a plain `kvlint check` runs without importing it (kvlint.cli.lint)."""
 
 from __future__ import annotations
 
+import codecs
 import errno
+import io
 import os
+import re
 import stat
+import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Optional, Sequence
-
-import click
+from typing import NoReturn, Optional, Sequence
 
 from kvlint.config import Config, load_config, split_csv
-from kvlint.errors import UsageError
+from kvlint.errors import KvlintError, UsageError
 from kvlint.inputs import data_directories, file_in_tree, files_read, special_kind
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_SKIPPED = 0, 1, 2, 3
 
-config_option = click.option(
-    "--config", "config_path", type=click.Path(dir_okay=False), help="Path to kvlint.toml or pyproject.toml."
-)
+
+def echo(message: str, err: bool = False, nl: bool = True) -> None:
+    """click.echo(message, err=err, nl=nl), without importing click where it writes the text
+    unchanged: to a text stream (not the Windows console) whose encoding is not ASCII, a text
+    without ESC (click strips ANSI sequences when the stream is not a terminal). Any other case
+    is click.echo's own."""
+    stream = sys.stderr if err else sys.stdout
+    text = message + "\n" if nl else message
+    encoding = getattr(stream, "encoding", None)
+    plain = (
+        isinstance(stream, io.TextIOBase) and sys.platform != "win32" and "\x1b" not in text
+        and encoding is not None and getattr(stream, "errors", None) is not None
+    )
+    if plain:
+        try:
+            plain = codecs.lookup(encoding).name != "ascii"
+        except LookupError:
+            pass
+    if not plain:
+        import click  # the cases click.echo treats specially
+
+        click.echo(text, err=err, nl=False)
+        return
+    if text:
+        stream.write(text)
+    stream.flush()
+
+
+def one_line(message: str) -> str:
+    """Errors are one line: PyYAML's errors in a rule or catalog file span several
+    ('while parsing ...\\n  in "<unicode string>", line 4, column 10\\ndid not find ...')."""
+    message = re.sub(r'\s*in "<[^>]*>",', " at", message)
+    parts = [part.strip() for part in message.splitlines() if part.strip()]
+    return "; ".join(parts)
+
+
+def exit_on_error(exc: BaseException, verbose: bool) -> NoReturn:
+    """How a command ends on an exception that is not an exit (call it in the `except` block):
+    interrupted, a closed pipe, or one line (a kvlint error's own, else "internal error") and
+    exit 2; --verbose adds the traceback."""
+    if isinstance(exc, KeyboardInterrupt):
+        echo("kvlint: interrupted", err=True)
+        sys.exit(EXIT_ERROR)
+    if isinstance(exc, BrokenPipeError):
+        sys.exit(EXIT_ERROR)
+    if verbose:
+        import traceback  # only for --verbose
+
+        traceback.print_exc()
+    message = one_line(exc.one_line() if isinstance(exc, KvlintError) else
+                       f"internal error: {type(exc).__name__}: {exc} (run with --verbose for the traceback)")
+    echo(f"kvlint: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
 
 
 def load_settings(
@@ -66,7 +119,7 @@ def build_context(config: Config):
         )
     silenced = [rule.code for rule in rulebook if rule.stage == "load" and rule.code not in enabled]
     if silenced:  # ruff reports syntax errors whatever the selection; kvlint at least says so
-        click.echo(
+        echo(
             f"kvlint: warning: the rule selection turns off {', '.join(silenced)}: a file kvlint cannot read, "
             "parse or accept then passes without a finding",
             err=True,
@@ -108,7 +161,7 @@ def write_output(text: str, output_file: Optional[str]) -> None:
     report and a failed write leaves the old file whole. An existing FIFO or device (`-o
     /dev/stdout`) is written in place."""
     if not output_file:
-        click.echo(text, nl=False)
+        echo(text, nl=False)
         return
     _refuse_if_input(output_file)
     data = text.encode("utf-8")

@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from kvlint.cli.options import config_option, write_output
+from kvlint.cli.options import write_output
+from kvlint.cli.params import config_option
 from kvlint.config import load_config
 
 

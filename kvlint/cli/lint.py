@@ -1,0 +1,95 @@
+"""`kvlint check`'s work, without click: the click command (kvlint.cli.check) calls `lint`, and
+so does the console script for a plain `kvlint check [PATH...]` (`plain_check_paths`), which then
+never imports click: on one manifest, click's import and parsing are a tenth of the run.
+
+The plain path is taken only when click would parse the arguments into exactly those paths and
+the defaults: the first argument `check`, every other one a path that does not start with `-`
+(so no option, no `--`, no `-` for stdin), each readable or missing (click.Path refuses an
+unreadable one with a usage error of its own), and no shell-completion request in the
+environment. Anything else goes through click. Output is written as click.echo writes it
+(kvlint.cli.options.echo) and errors end as the command group ends them
+(kvlint.cli.options.exit_on_error), so both ways print the same bytes and exit with the same code.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, NoReturn, Optional, Sequence
+
+from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, build_context, echo, exit_on_error, load_settings, write_output
+from kvlint.inputs import forget_reads
+from kvlint.report import check_reporter
+
+
+def lint(
+    obj: dict,
+    paths: Sequence[str],
+    select: Sequence[str] = (),
+    extend_select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    output_format: Optional[str] = None,
+    output_file: Optional[str] = None,
+    sarif_file: Optional[str] = None,
+    fail_on: Optional[str] = None,
+    exit_zero: bool = False,
+    config_path: Optional[str] = None,
+    verbose: bool = False,
+) -> NoReturn:
+    """Lint `paths` (files, directories, - for stdin; none: the current directory), write the
+    report and exit with the run's code. `obj` is the command group's state (verbose)."""
+    # Imported on use: the pipeline is the heaviest part of kvlint and only check-like commands need it.
+    from kvlint.pipeline.check import run_check
+
+    if verbose:
+        obj["verbose"] = True
+    config = load_settings(config_path, select, extend_select, ignore, fail_on, output_format)
+    context = build_context(config)
+    result = run_check(list(paths) or ["."], context)
+    if not result.files:
+        echo(
+            "kvlint: warning: no manifests found (a file in a directory counts when it declares "
+            "`apiVersion: kvlint/v1`; name a file to check it regardless)",
+            err=True,
+        )
+    fmt = config.output_format
+    write_output(check_reporter(fmt)(result, context.rulebook), output_file)
+    if sarif_file:
+        write_output(check_reporter("sarif")(result, context.rulebook), sarif_file)
+    if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
+        from kvlint.report.github import markdown_summary
+
+        with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as handle:
+            handle.write(markdown_summary(result))
+    if exit_zero:
+        sys.exit(EXIT_OK)
+    sys.exit(EXIT_FINDINGS if result.fails(config.fail_on) else EXIT_OK)
+
+
+def plain_check_paths(argv: Sequence[str]) -> Optional[List[str]]:
+    """The paths of a plain `kvlint check [PATH...]` (see the module's docstring), else None."""
+    if not argv or argv[0] != "check" or any(name.endswith("_COMPLETE") for name in os.environ):
+        return None
+    paths = list(argv[1:])
+    for path in paths:
+        if not path or path.startswith("-"):
+            return None
+        try:
+            os.stat(path)
+        except OSError:
+            continue  # click passes a missing path on; the pipeline reports it
+        except ValueError:  # a NUL in the name: whatever click makes of it
+            return None
+        if not os.access(path, os.R_OK):
+            return None
+    return paths
+
+
+def run_plain_check(paths: Sequence[str]) -> NoReturn:
+    """`kvlint check PATHS` as the command group runs it, without click."""
+    obj = {"verbose": False}
+    forget_reads()  # as the group does: the files this command reads, which its outputs may not overwrite
+    try:
+        lint(obj, paths)
+    except (KeyboardInterrupt, Exception) as exc:  # noqa: BLE001 - as the command group
+        exit_on_error(exc, bool(obj.get("verbose")))

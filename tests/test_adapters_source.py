@@ -109,3 +109,39 @@ def test_fuzz_ordinary_shell_text_is_always_exact(value, style):
     parsed = loaded.data["a"]
     located = scalar_locator(dumped, LineLocator(dumped), loaded.value_spans["/a"], parsed)
     assert located.exact, dumped
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(alphabet="abcxyz-_=.,:/0123456789 é", min_size=1, max_size=30), st.sampled_from(["a: ", "a:   ", "- x\na: "]))
+def test_plain_one_line_scalars_map_as_the_rebuilt_table_does(value, prefix):
+    """The fast path for a plain one-line scalar (RunLocator) gives the positions the general
+    rebuild (TableLocator over _rebuild's offsets) gives, for every offset, in and out of range."""
+    from kvlint.adapters.source import TableLocator, _rebuild
+
+    text = f"{prefix}{value}\n" if not prefix.startswith("-") else f"a: {value}\n"
+    try:
+        document = load_text(text, "x.yaml").documents[0]
+    except Exception:
+        return
+    node = document.data.get("a") if isinstance(document.data, dict) else None
+    if not isinstance(node, str) or not node:
+        return
+    span = document.value_spans["/a"]
+    lines = LineLocator(text)
+    located = scalar_locator(text, lines, span, node)
+    start = lines.offset(span.line, span.column)
+    rebuilt = _rebuild(text[start:lines.offset(span.end_line, span.end_column)], start, text)
+    assert rebuilt is not None and rebuilt[0] == node
+    table = TableLocator([lines.position(o) for o in rebuilt[1]], (span.line, span.column))
+    for offset in range(-1, len(node) + 3):
+        assert located.locator.position(offset) == table.position(offset)
+    assert_maps_to_itself(text, node, located)
+
+
+def test_the_fast_path_is_taken_for_plain_args_only():
+    from kvlint.adapters.source import RunLocator
+
+    _, plain = locate("a: --kv-cache-dtype=fp8_e5m2\n")
+    assert isinstance(plain.locator, RunLocator) and plain.locator.position(20) == (1, 24)
+    _, quoted = locate("a: '--kv-cache-dtype=fp8'\n")
+    assert not isinstance(quoted.locator, RunLocator) and quoted.locator.position(0) == (1, 5)

@@ -77,6 +77,21 @@ class TableLocator(Locator):
         return self._fallback
 
 
+class RunLocator(Locator):
+    """A value written as-is on one line (a plain scalar): offset i is `length` columns on from
+    its first character. The same map TableLocator would hold, without building the table."""
+
+    def __init__(self, first: Position, length: int, fallback: Position):
+        self._line, self._column = first
+        self._length = length
+        self._fallback = fallback
+
+    def position(self, offset: int) -> Position:
+        if offset < 0 or (self._length == 0):
+            return self._fallback
+        return (self._line, self._column + min(offset, self._length))
+
+
 class FixedLocator(Locator):
     """Every offset at one place: the degraded map."""
 
@@ -105,6 +120,9 @@ def scalar_locator(file_text: str, lines: LineLocator, span: Span, value: str) -
     end = lines.offset(span.end_line, span.end_column)
     end = max(start, min(end, len(file_text)))
     raw = file_text[start:end]
+    if raw == value and raw and raw[0] not in "'\"|>&!*" and "\n" not in raw and "\r" not in raw:
+        # a plain scalar on one line: its characters are the value's, column by column
+        return Located(value, RunLocator(lines.position(start), len(value), (span.line, span.column)), True)
     rebuilt: Optional[Tuple[str, List[int]]] = None
     try:
         rebuilt = _rebuild(raw, start, file_text)

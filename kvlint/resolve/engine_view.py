@@ -15,7 +15,7 @@ from kvlint.deployment import GpuInfo, ModelGeometry, ScaleLayout
 from kvlint.catalog import Catalogs
 from kvlint.catalog.selection import predict_backend
 from kvlint.resolve.fields import get
-from kvlint.versions import parse_version
+from kvlint.resolve.remedy import RemedySearch, Setup
 
 
 
@@ -138,29 +138,20 @@ class EngineView:
             return "; pin TRITON_ATTN"
         return f"; TRITON_ATTN cannot run it here either ({verdict.reason})"
 
-    def _dtype_remedy(self, info, literal, cc, head, block, platform, sinks, per_head, is_mla) -> str:
-        """What would run this dtype, checked with the same catalog facts (which
-        tests/test_derived_agreement.py holds to the releases' own code): the other backends of this
-        release that accept the whole configuration here, else the first later release whose same
-        backend does."""
-        def ok(backend) -> bool:
-            return backend.accepts(literal, cc, head, block, platform=platform, has_sinks=sinks,
-                                   per_head_scales=per_head, is_mla=is_mla).ok
+    def _setup(self, literal, gpu, head, block, sinks, per_head, is_mla, current) -> Setup:
+        facts = self.facts
+        return Setup(
+            engine=self.engine, literal=literal, written=get(facts, "kv_cache", "dtype", kind=str) or literal,
+            gpu=gpu, head=head, block=block, sinks=sinks, per_head=per_head, is_mla=is_mla,
+            pinned=None if facts["backend"].get("auto") else facts["backend"].get("requested"),
+            current=current, model_format=model_dtype_format(get(facts, "kv_cache", "model_dtype", kind=str)))
 
-        others = [b.name for b in self.release.backends
-                  if b.name != info.name and (not platform or not b.platforms or platform in b.platforms)
-                  and (is_mla is None or b.mla == bool(is_mla)) and ok(b)]
-        if others:
-            return (f"; on this release and GPU {', '.join(others)} "
-                    f"{'accepts' if len(others) == 1 else 'accept'} this configuration")
-        for version in self.catalogs.engines.known_versions(self.engine):
-            if parse_version(version) <= parse_version(self.release.version):
-                continue
-            later = self.catalogs.engines.release(self.engine, version)
-            same = later.backend(info.name, platform=platform, is_mla=is_mla) if later else None
-            if same is not None and same.name == info.name and ok(same):
-                return f"; no backend of this release accepts it here; {info.name} does from {later.label}"
-        return "; no backend of this release accepts it here"
+    def _remedy(self, problem: str, setup: Setup) -> str:
+        """The remedy text a message appends ("; ..."), each suggestion checked against the catalog
+        (kvlint/resolve/remedy.py); the suggestions themselves go to `remedies`."""
+        text, found = RemedySearch(self.catalogs, self.release, setup).remedy(problem)
+        self.facts.setdefault("remedies", []).extend(s.fact() for s in found)
+        return text
 
     def _verdicts(self, info, literal, gpu, head, block, platform, sinks, per_head, is_mla) -> None:
         """One full check of the backend, split into the predicates the rules test."""
@@ -177,9 +168,8 @@ class EngineView:
         facts["dtype_ok_any_gpu"] = not general
         facts["accepts_dtype"] = not specific
         facts["dtype_reason"] = _sentence("; ".join(specific or general)) or None
-        if specific and not facts.get("auto") and facts["dtype_reason"]:
-            facts["dtype_reason"] += self._dtype_remedy(info, literal, cc, head, block, platform, sinks,
-                                                        per_head, is_mla)
+        setup = self._setup(literal, gpu, head, block, sinks, per_head, is_mla, info.name)
+        facts["dtype_remedy"] = self._remedy("kv_dtype", setup) if specific else ""
         facts["fp8_gpu_ok"] = not specific if not general else None
         by_kind: Dict[str, List[Any]] = {}
         for problem in here.problems:
@@ -200,6 +190,8 @@ class EngineView:
                     facts[f"{prefix}_detail"] = found[0].detail
                     # which message case: the catalog gives a reason (detail) or none (plain)
                     facts[f"{prefix}_problem"] = "detail" if found[0].detail else "plain"
+                if found and prefix in _REMEDIED:
+                    facts[f"{prefix}_remedy"] = self._remedy(_REMEDIED[prefix], setup)
 
     def _predict(self, literal, gpu, geometry, per_head, sinks, block) -> Optional[str]:
         selection = self.facts["selection"]
@@ -229,9 +221,14 @@ class EngineView:
         selection["rejected_text"] = "; ".join(f"{name}: {reason}" for name, reason in result.rejected)
         if result.backend is None:
             selection["fail_reason"] = _sentence(result.reason)
+            head = geometry.head_dim if geometry else None
+            setup = self._setup(literal, gpu, head, block, sinks, per_head, geometry.is_mla if geometry else None, None)
             if per_head:
                 self.facts["backend"]["per_head_ok"] = False
                 self.facts["backend"]["per_head_problem"] = "auto"
+                self.facts["backend"]["per_head_remedy"] = self._remedy("per_head_scales", setup)
+            else:
+                selection["remedy"] = self._remedy("selection", setup)
         return result.backend
 
     # -- features ------------------------------------------------------------------------------
@@ -298,6 +295,10 @@ def release_behaviour(modelled: Any, note: Optional[str] = None) -> Dict[str, An
         "release_defaults": {name: info.value for name, info in modelled.defaults.items()},
         "release_features": frozenset(name for name, info in modelled.features.items() if info.available),
     }
+
+
+# The problems whose finding names a checked remedy: facts prefix -> problem kind (remedy.py).
+_REMEDIED = {"head": "head_size", "block": "block_size", "sinks": "sinks", "per_head": "per_head_scales"}
 
 
 def _sentence(text: Optional[str]) -> Optional[str]:

@@ -36,7 +36,7 @@ def fake_parts(tmp_path_factory):
 
 
 def _cell(doc, gpu, model_key, backend, dtype):
-    return doc["outcomes"][doc["grid"][gpu][model_key][backend][dtype]]
+    return sglang_truth.outcome(doc, gpu, model_key, backend, dtype)
 
 
 def test_fake_release_end_to_end(fake_parts):
@@ -80,6 +80,9 @@ def test_committed_truth_tables_are_well_formed():
             for backends in gpu.values():
                 for dtypes in backends.values():
                     assert all(0 <= i < n for i in dtypes.values())
+        for o in doc["outcomes"]:  # v2: rewrite and warning records stored once, cells index them
+            assert all(0 <= i < len(doc["rewrite_list"]) for i in o["rewrites"])
+            assert all(0 <= i < len(doc["warning_list"]) for i in o["warnings"])
         assert f.read_text() == json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n"
 
 

@@ -32,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 OUT_DIR = HERE / "tables" / "sglang"
 CACHE = HERE / ".cache"
-FORMAT = "kvlint/derived/sglang-truth/v1"
+FORMAT = "kvlint/derived/sglang-truth/v2"
 
 # Fields whose every change during resolution is recorded (with the assigning line).
 WATCHED = (
@@ -228,6 +228,12 @@ def child(args) -> None:
             for name in REPORTED:
                 if hasattr(sa, name):
                     outcome[name] = jsonable(final_value(sa, name))
+            # The runner's own fraction as a factor of the resolved one (1.0, or aiter's 0.85):
+            # the absolute value differs per GPU only and would make every cell's outcome unique.
+            runner_mfs = outcome.pop("runner_mem_fraction_static", None)
+            base_mfs = final_value(sa, "mem_fraction_static") if hasattr(sa, "mem_fraction_static") else None
+            if isinstance(runner_mfs, (int, float)) and isinstance(base_mfs, (int, float)) and base_mfs:
+                outcome["runner_mem_fraction_factor"] = round(runner_mfs / base_mfs, 4)
             outcome["_sa"] = {name: jsonable(final_value(sa, name)) for name in
                               ("mem_fraction_static", "chunked_prefill_size", "cuda_graph_max_bs",
                                "max_running_requests", "page_size") if hasattr(sa, name)}
@@ -382,6 +388,7 @@ def source_digest(src: Path, files: List[str]) -> Dict[str, str]:
 
 def assemble(version: str, src: Path, parts: List[Dict[str, Any]]) -> Dict[str, Any]:
     """One deterministic document per release: outcomes interned, cells indexed into them."""
+    parts = json.loads(json.dumps(parts))  # compaction below edits the outcomes; keep the caller's
     outcomes: List[str] = []
     index: Dict[str, int] = {}
 
@@ -413,6 +420,25 @@ def assemble(version: str, src: Path, parts: List[Dict[str, Any]]) -> Dict[str, 
                 for o in kv.values():
                     o["rewrites"] = [r for r in o.get("rewrites", []) if r[0] not in DEFAULT_FIELDS]
                     o["warnings"] = [w for w in o.get("warnings", []) if tuple(w) not in set(common)]
+    # Compaction (v2): the rewrite and warning records repeat across thousands of cells; each is
+    # stored once, in first-seen order, and an outcome lists their indices.
+    lists: Dict[str, List[str]] = {"rewrites": [], "warnings": []}
+    seen_at: Dict[str, Dict[str, int]] = {"rewrites": {}, "warnings": {}}
+    for part in parts:
+        for bes in part.get("cells", {}).values():
+            for kv in bes.values():
+                for o in kv.values():
+                    for field in ("rewrites", "warnings"):
+                        refs = []
+                        for item in o.get(field, []):
+                            key = json.dumps(item, sort_keys=True)
+                            if key not in seen_at[field]:
+                                seen_at[field][key] = len(lists[field])
+                                lists[field].append(key)
+                            refs.append(seen_at[field][key])
+                        o[field] = refs
+    doc["rewrite_list"] = [json.loads(k) for k in lists["rewrites"]]
+    doc["warning_list"] = [json.loads(k) for k in lists["warnings"]]
     errors = {}
     for part in parts:
         gpu = part["gpu"]
@@ -437,6 +463,14 @@ def assemble(version: str, src: Path, parts: List[Dict[str, Any]]) -> Dict[str, 
                      "sha256_16": source_digest(src, ["sglang/srt/server_args.py",
                                                       "sglang/srt/model_executor/model_runner.py"])}
     return doc
+
+
+def outcome(doc: Dict[str, Any], gpu: str, model: str, backend: str, dtype: str) -> Dict[str, Any]:
+    """One cell's outcome with its rewrite and warning records expanded (v2 stores indices)."""
+    o = dict(doc["outcomes"][doc["grid"][gpu][model][backend][dtype]])
+    o["rewrites"] = [doc["rewrite_list"][i] for i in o.get("rewrites", [])]
+    o["warnings"] = [doc["warning_list"][i] for i in o.get("warnings", [])]
+    return o
 
 
 def main(argv=None) -> int:

@@ -93,6 +93,8 @@ class EngineView:
         facts["auto_note"] = " (the backend attention_backend auto selects here)" if facts["auto"] else ""
         selection["auto"] = facts["auto"]
         selection["fallback"] = False
+        if self.facts["kv_cache"].get("fp4"):
+            self.facts["kv_cache"]["fp4_remedy"] = ""  # KV306 without a catalogued release: the help
         if self.release is None:
             return (None if facts["auto"] else requested), None
         facts["available"] = list(self.release.backend_names())
@@ -103,6 +105,12 @@ class EngineView:
         sinks = bool(geometry and (geometry.has_sinks or any(layer.has_sinks for layer in geometry.layers)))
         per_head = scales.granularity == "per-head"
         block = get(self.facts, "kv_cache", "block_size")
+        if self.facts["kv_cache"].get("fp4") and gpu is not None and not gpu.fp4:  # KV306
+            setup = self._setup(literal, gpu, head, block, sinks, per_head, is_mla,
+                                None if facts["auto"] else requested)
+            text, found = RemedySearch(self.catalogs, self.release, setup).fp8_instead("fp4")
+            self.facts["kv_cache"]["fp4_remedy"] = text
+            self.facts.setdefault("remedies", []).extend(x.fact() for x in found)
         chosen: Optional[str] = None
         if facts["auto"]:
             chosen = self._predict(literal, gpu, geometry, per_head, sinks, block)

@@ -239,6 +239,28 @@ class RemedySearch:
             return "VLLM_ATTENTION_BACKEND"
         return None
 
+    def fp8_instead(self, problem: str) -> Tuple[str, List[Suggestion]]:
+        """An FP4 cache on a GPU without FP4 (KV306): the FP8 cache dtypes of this release that run
+        the whole configuration here, on the pinned backend (or auto), else on another backend;
+        else the model dtype (`auto`) when that runs."""
+        s = self.setup
+        fp8 = [lit for lit in self.release.dtypes if self._format(self.release, lit) in _FP8_FORMATS]
+        for literal in fp8:
+            if self.serves(self.release, s.pinned, literal=literal) is not None:
+                return (f"; kv_cache.dtype {literal} runs here on {s.pinned or 'the backend attention_backend auto selects'}",
+                        [Suggestion(problem, "dtype", dtype=literal)])
+        env = self._pin_env(self.release)
+        pin = f" (pin it with {env})" if env else ""
+        for literal in fp8:
+            for name in self._candidates(self.release):
+                if name != s.pinned and self.serves(self.release, name, literal=literal) == name:
+                    return (f"; kv_cache.dtype {literal} runs here on {name}{pin}",
+                            [Suggestion(problem, "dtype", backend=name, dtype=literal, env=env)])
+        if "auto" in self.release.dtypes and self.serves(self.release, s.pinned, literal="auto") is not None:
+            return (f"; no FP8 cache dtype of {self.release.label} runs this configuration on {s.gpu_name}; "
+                    f"kv_cache.dtype auto (the model dtype) does", [Suggestion(problem, "dtype", dtype="auto")])
+        return f"; no FP8 cache dtype of {self.release.label} runs this configuration on {s.gpu_name}", []
+
     # -- the remedy
 
     def remedy(self, problem: str) -> Tuple[str, List[Suggestion]]:

@@ -13,7 +13,11 @@ Targets (from the Foundation issue): one file <= 0.5x check-jsonschema and <= 1.
 the single manifest; `--yamllint-many` adds it to the 1,000-file case (slow: seconds per run).
 yamllint is a benchmark tool only (benchmarks/run.sh installs it), never a dependency of kvlint.
 
-    benchmarks/run.sh [--runs 7] [--one-file-runs 21] [--copies 1000] [--yamllint-many]
+    benchmarks/run.sh [--runs 7] [--one-file-runs 21] [--copies 1000] [--yamllint-many] [--one-file-only]
+
+`--one-file-only` times the one-manifest case alone (a minute instead of several; the figures
+of the other cases are then absent, not passed). Results name the load average: on a shared
+machine compare the CPU ratios, and rerun when the load is high.
 """
 
 from __future__ import annotations
@@ -34,8 +38,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results"
 SCHEMA = REPO / "schemas" / "manifest.v1.json"
-TARGETS = {"one_file_ratio": 0.5, "one_file_vs_yamllint": 1.0, "many_files_ratio": 1.0, "peak_rss_mib": 40.0,
-           "many_kubernetes_vs_manifests": 1.5}
+TARGETS = {"one_file_ratio": 0.5, "one_file_vs_yamllint": 1.0, "one_file_vs_yamllint_cpu": 1.0,
+           "many_files_ratio": 1.0, "peak_rss_mib": 40.0, "many_kubernetes_vs_manifests": 1.5}
 # A native deployment file (Kubernetes Deployment + Service) for the 1,000-native-files case.
 KUBERNETES_EXAMPLE = REPO / "examples" / "kubernetes" / "llama70b-vllm.yaml"
 
@@ -179,6 +183,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--copies", type=int, default=1000)
     parser.add_argument("--manifest", help="manifest to copy (default: a bundled example)")
     parser.add_argument("--yamllint-many", action="store_true", help="time yamllint on the 1,000 files too")
+    parser.add_argument("--one-file-only", action="store_true", help="time only the one-manifest case")
     args = parser.parse_args(argv)
 
     kvlint = tool("kvlint")
@@ -221,6 +226,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             "many_files": (many, args.runs, args.yamllint_many),
             "many_kubernetes": (k8s, args.runs, False),
         }
+        if args.one_file_only:
+            cases = {"one_file": cases["one_file"]}
         results: Dict[str, Dict[str, object]] = {}
         for case, (files, runs, with_yamllint) in cases.items():
             prefixes: Dict[str, List[str]] = {"kvlint": [kvlint, "check"]}
@@ -240,13 +247,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         imports = heaviest_imports(sys.executable, one, root)
 
     peak = max(float(results[c]["kvlint"]["peak_rss_mib"]) for c in results)  # type: ignore[index]
+    many = "many_files" in results and "many_kubernetes" in results
     verdict = {
         "one_file_ratio": results["one_file"].get("ratio"),
         "one_file_vs_yamllint": results["one_file"].get("ratio_yamllint"),
-        "many_files_ratio": results["many_files"].get("ratio"),
+        "one_file_vs_yamllint_cpu": results["one_file"].get("ratio_yamllint_cpu"),
+        "many_files_ratio": results["many_files"].get("ratio") if many else None,
         "peak_rss_mib": peak,
         "many_kubernetes_vs_manifests": float(results["many_kubernetes"]["kvlint"]["median_s"])  # type: ignore[index]
-        / float(results["many_files"]["kvlint"]["median_s"]),  # type: ignore[index]
+        / float(results["many_files"]["kvlint"]["median_s"]) if many else None,  # type: ignore[index]
     }
     met = {
         key: (value is not None and value <= TARGETS[key]) for key, value in verdict.items()
@@ -285,7 +294,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 f"{stats['p90_s']:>7.3f} {stats['min_s']:>7.3f} {stats['cpu_median_s']:>7.3f} "
                 f"{stats['peak_rss_mib']:>8.1f} {rel:>11} {rel_cpu:>7}"
             )
-    print("\ntargets (wall-time medians):")
+    print("\ntargets (medians of wall time; *_cpu of CPU time):")
     for key, value in verdict.items():
         shown = "n/a" if value is None else (f"{value:.1f} MiB" if key == "peak_rss_mib" else f"{value:.3f}x")
         bound = f"{TARGETS[key]:.0f} MiB" if key == "peak_rss_mib" else f"{TARGETS[key]}x"

@@ -10,7 +10,6 @@ against `schemas/catalog-gpu.json`; the built-in ones are validated by the test 
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from functools import lru_cache, cache
@@ -227,6 +226,8 @@ class GpuCatalog:
         the MI300X)."""
         if not isinstance(name, str) or not name.strip():
             return []
+        import difflib  # only for a did-you-mean: difflib is a start-up cost of every run
+
         key = normalize_gpu_name(name)
         stripped = _VENDOR_PREFIXES.sub("", key) or key
         model = _model_token(name)

@@ -8,7 +8,6 @@ attention is stored compactly (`attention.pattern`, repeated over the layers, or
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -192,6 +191,8 @@ class ModelCatalog:
         """Catalog ids close to `name` (did-you-mean), best first."""
         if not isinstance(name, str) or not name.strip():
             return []
+        import difflib  # only for a did-you-mean: difflib is a start-up cost of every run
+
         key = normalize_model_name(name)
         base = key.rsplit("/", 1)[-1]
         scored: Dict[str, float] = {}

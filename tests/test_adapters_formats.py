@@ -129,6 +129,12 @@ def test_kserve_serving_runtime_and_inference_service():
     assert isvc.manifest["engine"]["options"] == {"calculate_kv_scales": True}
     assert isvc.manifest["hardware"] == {"gpu": "L40S", "count": 1}
     jsonschema.validate(isvc.manifest, SCHEMA)
+    # positions: inside a double-quoted list item, and a plain item of the InferenceService
+    path = NATIVE / "kserve-servingruntime.yaml"
+    assert at(runtime, "/kv_cache/dtype") == (29, column_of(path, 29, "fp8"))
+    assert at(runtime, "/serving/max_model_len") == (30, column_of(path, 30, "16384"))
+    assert at(isvc, "/engine/version") == (48, column_of(path, 48, "vllm/vllm-openai"))
+    assert at(isvc, "/engine/options/calculate_kv_scales")[0] == 52
 
 
 def test_leader_worker_set():
@@ -341,3 +347,45 @@ def test_annotation_conflicting_with_inferred_and_native_facts():
     assert sorted((p.kind, p.severity) for p in w.problems) == [
         ("conflicting-facts", "info"), ("conflicting-facts", "warning"),
     ]
+
+
+POD_SPEC = """\
+nodeSelector:
+  {label}: {value}
+containers:
+  - name: engine
+    image: {image}
+    args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--kv-cache-dtype=fp8"]
+    resources:
+      limits:
+        {resource}: 2
+"""
+
+
+def _indent(text: str, by: int) -> str:
+    return "".join(" " * by + line if line.strip() else line for line in text.splitlines(True))
+
+
+@pytest.mark.parametrize("kind, head, depth", [
+    ("DaemonSet", "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: w}\nspec:\n  template:\n    spec:\n", 6),
+    ("ReplicaSet", "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: w}\nspec:\n  template:\n    spec:\n", 6),
+    ("Job", "apiVersion: batch/v1\nkind: Job\nmetadata: {name: w}\nspec:\n  template:\n    spec:\n", 6),
+    ("CronJob", "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: w}\nspec:\n  schedule: '0 * * * *'\n"
+                "  jobTemplate:\n    spec:\n      template:\n        spec:\n", 10),
+    ("Pod", "apiVersion: v1\nkind: Pod\nmetadata: {name: w}\nspec:\n", 2),
+])
+@pytest.mark.parametrize("label, value, image, resource, gpu", [
+    ("nvidia.com/gpu.product", "NVIDIA-L40S", "vllm/vllm-openai:v0.19.1", "nvidia.com/gpu", "NVIDIA-L40S"),
+    ("amd.com/gpu.product-name", "AMD_Instinct_MI300X_OAM", "rocm/vllm:rocm6.4.1_vllm_0.9.0.1_20250605",
+     "amd.com/gpu", "MI300X"),
+])
+def test_every_workload_kind_and_gpu_vendor(kind, head, depth, label, value, image, resource, gpu):
+    text = head + _indent(POD_SPEC.format(label=label, value=value, image=image, resource=resource), depth)
+    (w,) = adapt("w.yaml", text).workloads
+    assert w.name == f"{kind}/w/engine"
+    assert w.manifest["hardware"] == {"gpu": gpu, "count": 2}
+    assert w.manifest["kv_cache"]["dtype"] == "fp8"
+    lines = text.splitlines()
+    row = next(i for i, line in enumerate(lines) if "--kv-cache-dtype=fp8" in line)
+    assert at(w, "/kv_cache/dtype") == (row + 1, lines[row].index("fp8\"") + 1)
+    assert at(w, "/hardware/count")[0] == next(i for i, line in enumerate(lines) if resource + ":" in line) + 1

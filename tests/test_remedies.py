@@ -2,7 +2,7 @@
 
 Over a deterministic grid drawn from the catalog (every catalogued vLLM release and a few SGLang
 ones × one GPU per architecture × the release's cache dtypes × auto and every backend × sinks ×
-static per-head scales × head sizes × block sizes), every manifest on which KV301, KV302, KV305,
+static per-head scales × head sizes × block sizes), every manifest on which KV301, KV302, KV303, KV305,
 KV306, KV310, KV311, KV315 or KV316 fires with a concrete suggestion gets each suggestion applied
 mechanically (pin that backend, move to that release, change that dtype, scale granularity or
 block size; nothing else), is checked again, and must lose that finding without gaining a new
@@ -31,7 +31,7 @@ from kvlint.load import load_bytes
 from kvlint.rulebook import load_rulebook
 from kvlint.schema import validate_document
 
-TARGETS = {"kv_dtype": ("KV301", "KV305"), "per_head_scales": ("KV302",), "block_size": ("KV310",),
+TARGETS = {"kv_dtype": ("KV301", "KV303", "KV305"), "per_head_scales": ("KV302",), "block_size": ("KV310",),
            "head_size": ("KV311",), "sinks": ("KV315",), "selection": ("KV316",), "fp4": ("KV306",)}
 GPUS = ("A100-80GB", "L40S-48GB", "H100-SXM-80GB", "B200-180GB", "RTX-5090-32GB", "MI300X-192GB")
 # (model, head_dim written into model.geometry or None): head size 128, 64 with sinks, an odd 96
@@ -87,7 +87,7 @@ def grid() -> Iterator[Dict[str, Any]]:
         for version in versions:
             release = CATALOGS.engines.release(engine, version)
             backends = ("auto",) + release.backend_names()
-            dtypes = [d for d in release.dtypes if not d.endswith("per_token_head")]
+            dtypes = list(release.dtypes)
             for i, (gpu, dtype) in enumerate(itertools.product(GPUS, dtypes)):
                 if (i + len(version)) % 2:  # half of the cells, a different half on alternate releases
                     continue
@@ -137,7 +137,7 @@ def check_remedies(cases: Iterator[Dict[str, Any]]) -> Tuple[Counter, List[str]]
         for fix in facts.get("remedies", ()):
             targets = [fired[c] for c in TARGETS[fix["problem"]] if c in fired]
             if not targets:
-                continue  # computed for a problem another rule reports (KV303's per-token-head)
+                continue  # computed for a problem no rule reports here
             finding = targets[0]
             where = f"{yaml.safe_dump(data['engine'], default_flow_style=True).strip()} " \
                     f"{data['hardware']['gpu']} {data['model']} {data['kv_cache']}: {finding.code} {fix}"
@@ -169,7 +169,7 @@ def test_the_grid_exercises_every_rule_and_kind_of_remedy(outcome) -> None:
     applied, _ = outcome
     codes = {code for code, _ in applied}
     actions = {action for _, action in applied}
-    assert {"KV301", "KV302", "KV306", "KV310", "KV311", "KV315", "KV316"} <= codes, applied
+    assert {"KV301", "KV302", "KV303", "KV306", "KV310", "KV311", "KV315", "KV316"} <= codes, applied
     assert {"backend", "release", "dtype", "granularity", "block_size"} <= actions, applied
 
 

@@ -122,10 +122,11 @@ class EngineView:
         facts["known"] = info is not None
         facts["name"] = info.name if info is not None else chosen
         facts["is_triton"] = facts["name"] == "TRITON_ATTN"
-        facts["triton_note"] = self._triton_note(literal, gpu, head, block, platform)
+        facts["triton_note"] = ""
         if info is None:
             return chosen, None
         self._verdicts(info, literal, gpu, head, block, platform, sinks, per_head, is_mla)
+        facts["triton_note"] = self._triton_note(literal, gpu, head, block, platform, sinks, per_head, is_mla)
         preferred = None
         try:
             preferred = info.preferred_block_size(cc, head, literal)
@@ -133,18 +134,21 @@ class EngineView:
             preferred = info.preferred_block_size(cc, head)
         return info.name, preferred
 
-    def _triton_note(self, literal, gpu, head, block, platform) -> str:
-        """KV303's remedy is TRITON_ATTN; say so when TRITON_ATTN cannot run this dtype here either."""
+    def _triton_note(self, literal, gpu, head, block, platform, sinks, per_head, is_mla) -> str:
+        """KV303's remedy is TRITON_ATTN when it accepts the whole configuration here; else why
+        not, and what the search (dtype_remedy: another release, or none) found instead."""
         if not literal.endswith("_per_token_head"):
             return ""
+        remedy = self.facts["backend"].get("dtype_remedy") or ""
         triton = self.release.backend("TRITON_ATTN", platform=platform)
         if triton is None:
-            return f"; {self.release.label} has no TRITON_ATTN on this platform"
+            return f"; {self.release.label} has no TRITON_ATTN on this platform{remedy}"
         cc = gpu.compute_capability if gpu else None
-        verdict = triton.accepts(literal, cc, head, block, platform=platform)
+        verdict = triton.accepts(literal, cc, head, block, platform=platform, has_sinks=sinks,
+                                 per_head_scales=per_head, is_mla=is_mla)
         if verdict.ok:
             return "; pin TRITON_ATTN"
-        return f"; TRITON_ATTN cannot run it here either ({verdict.reason})"
+        return f"; TRITON_ATTN cannot run it here either ({verdict.reason}){remedy}"
 
     def _setup(self, literal, gpu, head, block, sinks, per_head, is_mla, current) -> Setup:
         facts = self.facts

@@ -1,0 +1,275 @@
+"""Compare kvlint's SGLang verdicts with the truth tables derived by running each release's code.
+
+    python tools/derive/sglang_compare.py [--releases 0.5.9,0.5.23] [--out FILE]
+
+For every catalogued SGLang release with a table in tools/derive/tables/sglang/ and every grid
+cell (GPU x model x attention backend, `auto` included, x kv_cache_dtype), a manifest-equivalent
+document goes through kvlint's own resolve stage (kvlint.resolve.resolve, the catalogs kvlint
+ships) and its rules (kvlint.rulebook, every built-in rule of the facts stage); the answer is
+compared with what the release's own ServerArgs resolution (and, up to 0.5.2, its
+ModelRunner.model_specific_adjustment) did with the same arguments:
+
+* verdict: the release started (accepted) or raised; kvlint reports an error finding or not.
+  When both refuse, the reason class must agree (dtype, gpu, model, backend).
+* select: with `auto`, the backend the release ends up with vs the one kvlint predicts.
+* backend: with an explicit backend, the backend the release ends up with (SGLang rewrites some
+  pairs, e.g. fa3 + fp8_e5m2 -> triton) vs kvlint's backend after the catalog's `rewrites`.
+* kv_dtype: the kv_cache_dtype after the release's rewrites vs the literal kvlint plans with.
+* page: the page size the release resolves vs the one kvlint's capacity uses (manifest, else the
+  backend's preferred size, else the catalog's rewrite, else SGLang's default 1).
+
+A disagreement is grouped over the axes that do not change it (the key says which stay); the
+group's releases are listed. tests/test_sglang_agreement.py fails on any group that
+tools/derive/known_disagreements_sglang.yaml does not list, and on a listed one that is gone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Tuple
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+TABLES = HERE / "tables" / "sglang"
+KNOWN = HERE / "known_disagreements_sglang.yaml"
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+# The table's GPU keys -> kvlint's GPU catalog ids (same compute capability and vendor; kvlint's
+# verdicts do not depend on the memory size).
+GPU_IDS = {"sm80": "A100-80GB", "sm86": "A10G-24GB", "sm89": "L40S-48GB", "sm90": "H100-SXM-80GB",
+           "sm100": "B200-180GB", "sm120": "RTX-PRO-6000-96GB", "gfx942": "MI300X-192GB"}
+
+# kvlint's error findings -> reason class.
+CODE_CLASS = {"KV204": "backend", "KV205": "dtype", "KV301": "dtype", "KV303": "dtype", "KV304": "dtype",
+              "KV305": "gpu", "KV306": "gpu", "KV310": "page", "KV311": "model", "KV315": "model",
+              "KV316": "no backend", "KV302": "scales", "KV308": "scales", "KV312": "feature",
+              "KV319": "flag"}
+
+
+def code_class(error: Dict[str, Any]) -> str:
+    """The reason class of a release's refusal, from its message (the table keeps type, message
+    and the raising line)."""
+    msg = error.get("message", "")
+    if msg.startswith("Unknown quantization method"):
+        return "quantization"
+    if re.search(r"GPUs?\b|SM\d|non-CUDA|Blackwell|Hopper", msg):
+        return "gpu"
+    if re.search(r"kv-cache-dtype|KV4|NVFP4|nvfp4|mxfp8", msg):
+        return "dtype"
+    if re.search(r"for MLA|requires one of", msg):
+        return "model"
+    return "other"
+
+
+def vkey(v: str):
+    from packaging.version import Version
+    return Version(v)
+
+
+class Kvlint:
+    """kvlint's answer for one cell: resolve + the built-in rules, as `kvlint check` runs them."""
+
+    def __init__(self) -> None:
+        from kvlint.catalog import load_catalogs
+        from kvlint.rulebook import load_rulebook
+
+        self.catalogs = load_catalogs(())
+        self.book = load_rulebook(())
+
+    def verdict(self, version: str, gpu: str, model: str, backend: str, dtype: str) -> Dict[str, Any]:
+        from kvlint.resolve import resolve
+
+        data = {"apiVersion": "kvlint/v1", "kind": "Deployment", "metadata": {"name": "cell"},
+                "engine": {"name": "sglang", "version": version, "attention_backend": backend},
+                "hardware": {"gpu": GPU_IDS[gpu]}, "model": {"name": model}, "kv_cache": {"dtype": dtype}}
+        res = resolve(data, "cell.yaml", None, self.catalogs)
+        facts = res.facts
+        errors = sorted({rule.code for rule, _, _ in self.book.evaluate(facts) if rule.severity == "error"})
+        release = self.catalogs.engines.release("sglang", version)
+        name = facts["backend"].get("name") if facts["backend"].get("auto") is False else (
+            facts["selection"].get("chosen") or facts["backend"].get("name"))
+        dep = res.deployment
+        page = (dep.block_size or dep.backend_block_size) if dep is not None else None
+        effective = name
+        if release is not None and name:
+            for rw in release.rewrites_for(name, dtype, page):
+                effective = rw.set.get("attention_backend", effective)
+                page = rw.set.get("page_size", page)
+        return {"refused": bool(errors), "codes": errors,
+                "classes": sorted({CODE_CLASS.get(c, c) for c in errors}),
+                "backend": effective, "kv_dtype": dtype, "page": page or 1}
+
+
+def table_cell(doc: Dict[str, Any], gpu: str, model: str, backend: str, dtype: str) -> Dict[str, Any]:
+    o = doc["outcomes"][doc["grid"][gpu][model][backend][dtype]]
+    if not o["accepted"]:
+        e = o["error"]
+        return {"refused": True, "class": code_class(e), "where": e["where"], "message": e["message"]}
+    final = o.get("attention_backend") or o.get("decode_attention_backend")
+    rewrites = [doc["rewrite_list"][i] for i in o.get("rewrites", [])]
+
+    def where(field: str) -> str:
+        at = [r[3] for r in rewrites if r[0] == field]
+        return at[-1] if at else ""
+
+    return {"refused": False, "backend": final, "kv_dtype": o.get("kv_cache_dtype"), "page": o.get("page_size"),
+            "where_backend": where("attention_backend"), "where_dtype": where("kv_cache_dtype"),
+            "where_page": where("page_size")}
+
+
+def catalogued_releases(kv: Kvlint, tables: Path = TABLES) -> List[str]:
+    known = set(kv.catalogs.engines.known_versions("sglang"))
+    return sorted((p.stem for p in tables.glob("*.json") if p.stem in known), key=vkey)
+
+
+def compare_release(kv: Kvlint, doc: Dict[str, Any], found: Dict[Tuple[str, ...], Dict[str, Any]]) -> Dict[str, int]:
+    """Adds this release's disagreements to `found` (key -> {releases, cells, example, where});
+    returns the cell counts."""
+    version = doc["release"]
+    counts = {"cells": 0, "compared": 0, "agree": 0, "weights_refused": 0}
+    models = doc["axes"]["model"]
+    platform = {g: info["platform"] for g, info in doc["axes"]["gpu"].items()}
+
+    def add(key: Tuple[str, ...], cell: str, where: str) -> None:
+        entry = found.setdefault(key, {"releases": set(), "cells": 0, "example": cell, "where": set()})
+        entry["releases"].add(version)
+        entry["cells"] += 1
+        if where:
+            entry["where"].add(f"{version} {where}")
+
+    for gpu, by_model in doc["grid"].items():
+        for mkey, by_backend in by_model.items():
+            model = models[mkey]
+            for backend, by_dtype in by_backend.items():
+                for dtype in by_dtype:
+                    counts["cells"] += 1
+                    code = table_cell(doc, gpu, mkey, backend, dtype)
+                    if code["refused"] and code["class"] == "quantization":
+                        # The release cannot load the checkpoint's weight quantization (gpt-oss's
+                        # mxfp4: not in 0.4.10.post2's registry; 0.5.x registers it on CUDA and on
+                        # ROCm only where _is_mxfp_supported, layers/quantization/__init__.py v0.5.2
+                        # L92-105, which MI300X's gfx942 is not):
+                        # a weights question kvlint does not check, so not a KV verdict to compare.
+                        counts["weights_refused"] += 1
+                        continue
+                    counts["compared"] += 1
+                    ours = kv.verdict(version, gpu, model, backend, dtype)
+                    cell = f"{version} {gpu} {mkey} {backend} {dtype}"
+                    before = sum(e["cells"] for e in found.values())
+                    if code["refused"] != ours["refused"]:
+                        c = f"refused ({code['class']})" if code["refused"] else "accepted"
+                        k = f"refused ({', '.join(ours['codes'])})" if ours["refused"] else "accepted"
+                        classes = set(ours["classes"]) | {code.get("class")}
+                        add(("verdict", backend,
+                             "*" if ours["classes"] == ["backend"] else dtype,      # unknown backend: any dtype
+                             mkey if "model" in classes else "*",
+                             gpu if "gpu" in classes else platform[gpu],
+                             f"code: {c}", f"kvlint: {k}"), cell, code.get("where", ""))
+                    elif code["refused"]:
+                        if code["class"] not in ours["classes"]:
+                            add(("reason", backend, dtype, f"code: {code['class']}",
+                                 f"kvlint: {', '.join(ours['codes'])}"), cell, code["where"])
+                    else:
+                        if backend == "auto" and code["backend"] != ours["backend"]:
+                            add(("select", gpu, mkey, f"code: {code['backend']}", f"kvlint: {ours['backend']}"),
+                                cell, code["where_backend"])
+                        elif backend != "auto" and code["backend"] != ours["backend"]:
+                            add(("backend", backend, dtype, f"code: {code['backend']}", f"kvlint: {ours['backend']}"),
+                                cell, code["where_backend"])
+                        if code["kv_dtype"] != ours["kv_dtype"]:
+                            add(("kv_dtype", backend, dtype, f"code: {code['kv_dtype']}", f"kvlint: {ours['kv_dtype']}"),
+                                cell, code["where_dtype"])
+                        if code["backend"] == ours["backend"] and code["page"] != ours["page"]:
+                            add(("page", code["backend"] or "?", f"code: {code['page']}", f"kvlint: {ours['page']}"),
+                                cell, code["where_page"])
+                    if sum(e["cells"] for e in found.values()) == before:
+                        counts["agree"] += 1
+    return counts
+
+
+def compare_all(tables: Path = TABLES, releases: Optional[Iterable[str]] = None):
+    kv = Kvlint()
+    order = list(releases) if releases else catalogued_releases(kv, tables)
+    found: Dict[Tuple[str, ...], Dict[str, Any]] = {}
+    counts = {}
+    for version in order:
+        doc = json.loads((tables / f"{version}.json").read_text())
+        counts[version] = compare_release(kv, doc, found)
+    return order, counts, found
+
+
+def key_text(key: Tuple[str, ...]) -> str:
+    return " | ".join(key)
+
+
+KNOWN_HEADER = """\
+# Where kvlint's SGLang verdicts still disagree with the truth tables derived from each release's
+# code (tools/derive/sglang_compare.py; the tables are tools/derive/tables/sglang/<release>.json),
+# and why. tests/test_sglang_agreement.py fails on any disagreement not listed here, on a listed one
+# that no longer occurs, and when the releases it occurs in change.
+# Key: kind | axes that stay fixed ("*" = every value) | what the release's code did | what kvlint says.
+# Reasons: "derivation limit: ..." = the table does not show what a deployed engine does there (the
+# evidence is given); "open: ..." = a catalog fact or a rule still to correct.
+# Regenerate with `python tools/derive/sglang_compare.py --update-known` (keeps the reasons of the
+# ones still found; a new one gets "open"); review the diff before committing.
+"""
+OPEN = "open: not yet corrected (tools/derive/sglang_compare.py prints the code location)"
+
+
+def update_known(found: Dict[Tuple[str, ...], Dict[str, Any]], path: Path = KNOWN) -> None:
+    import yaml
+
+    old: Dict[str, str] = {}
+    if path.is_file():
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        old = {e["key"]: e.get("reason", "") for e in doc.get("disagreements") or []}
+    entries = []
+    for k in sorted(found, key=key_text):
+        e = found[k]
+        text = key_text(k)
+        entries.append({"key": text, "releases": ", ".join(sorted(e["releases"], key=vkey)), "cells": e["cells"],
+                        "example": e["example"], "reason": old.get(text) or OPEN})
+    body = yaml.safe_dump({"disagreements": entries}, sort_keys=False, width=110, allow_unicode=True)
+    path.write_text(KNOWN_HEADER + body, encoding="utf-8")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--releases")
+    ap.add_argument("--out")
+    ap.add_argument("--update-known", action="store_true",
+                    help="rewrite known_disagreements_sglang.yaml (reasons of the ones still found kept)")
+    args = ap.parse_args(argv)
+    order, counts, found = compare_all(releases=args.releases.split(",") if args.releases else None)
+    lines = []
+    per_release = defaultdict(int)
+    for k, e in found.items():
+        for v in e["releases"]:
+            per_release[v] += 1
+    for v in order:
+        c = counts[v]
+        lines.append(f"{v}: {c['cells']} cells, {c['compared']} compared, {c['agree']} agree, "
+                     f"{c['weights_refused']} not compared (the release refuses the checkpoint's weight quantization); {per_release[v]} disagreement groups")
+    lines.append(f"{len(found)} disagreement groups")
+    for k in sorted(found, key=key_text):
+        e = found[k]
+        lines.append(f"- {key_text(k)}  [{', '.join(sorted(e['releases'], key=vkey))}] {e['cells']} cells, "
+                     f"e.g. {e['example']}; {'; '.join(sorted(e['where'])[:2])}")
+    text = "\n".join(lines) + "\n"
+    if args.update_known:
+        update_known(found)
+    if args.out:
+        Path(args.out).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

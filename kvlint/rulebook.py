@@ -335,7 +335,9 @@ def read_rule_file(path: Path, validate: bool) -> Rule:
 
 
 def rule_files(directory: Path) -> List[Path]:
-    return sorted(p for p in directory.glob("*.yaml") if p.is_file())
+    # By name: the files share one directory, so this is Path order, without Path comparisons
+    # (a start-up cost of ~460 of them per run).
+    return sorted((p for p in directory.glob("*.yaml") if p.is_file()), key=lambda p: p.name)
 
 
 # --- known engine defects (rules/defects/*.yaml), evaluated as KV8xx rules ----------------------

@@ -202,7 +202,7 @@ def test_sglang_rules():
     assert got["/serving/max_num_seqs"] == 64
     assert got["/engine/attention_backend"] == "fa3"
     assert got["/engine/options/enable_dp_attention"] is True
-    assert got["/engine/options/max_total_tokens"] == 200000
+    assert got["/serving/max_total_tokens"] == 200000
     assert kinds(parsed) == ["abbreviated-flag"]
     # SGLang does not normalise underscores
     wrong = run("python3 -m sglang.launch_server --model-path m --tp_size 2")
@@ -262,3 +262,16 @@ def test_list_flag_with_equals_takes_one_value():
     parsed = run("vllm serve m --kv-cache-dtype-skip-layers=0 1")
     assert fields(parsed)["/kv_cache/skip_layers"] == [0]
     assert kinds(parsed) == ["unexpected-argument"]
+
+
+def test_sglang_pool_cap_and_chunked_prefill_fields():
+    got = fields(run("python -m sglang.launch_server --model-path m --max-total-tokens 200000 --chunked-prefill-size 8192"))
+    assert got["/serving/max_total_tokens"] == 200000
+    assert got["/serving/chunked_prefill_size"] == 8192
+    # -1 and 0 turn chunked prefill off in SGLang (pool_configurator: `chunked_prefill_size <= 0`)
+    for off in ("-1", "0"):
+        assert fields(run(f"python -m sglang.launch_server --model-path m --chunked-prefill-size {off}"))[
+            "/serving/chunked_prefill_size"] == int(off)
+    # a pool cap of 0 is not a pool size: kept verbatim in engine.options
+    kept = fields(run("python -m sglang.launch_server --model-path m --max-total-tokens 0"))
+    assert "/serving/max_total_tokens" not in kept and kept["/engine/options/max_total_tokens"] == "0"

@@ -230,6 +230,8 @@ memory:
   mem_fraction_static: 0.85
 serving:
   max_model_len: 40960
+  max_total_tokens: 100000
+  chunked_prefill_size: 4096
 """
 
 SGLANG_NATIVE: Dict[str, str] = {
@@ -249,7 +251,8 @@ spec:
         command: [python3, -m, sglang.launch_server]
         args: [--model-path, Qwen/Qwen3-32B, --tp-size, "2", --kv-cache-dtype, fp8_e4m3,
                --mem-fraction-static, "0.85", --page-size, "16", --context-length, "40960",
-               --attention-backend, fa3, --host, 0.0.0.0]
+               --attention-backend, fa3, --host, 0.0.0.0, --max-total-tokens, "100000",
+               --chunked-prefill-size, "4096"]
         resources:
           limits:
             nvidia.com/gpu: 2
@@ -259,7 +262,7 @@ spec:
 # kvlint: gpu=H100-SXM-80GB engine-version=0.5.2
 python3 -m sglang.launch_server --model-path Qwen/Qwen3-32B --tp-size 2 \\
     --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85 --page-size 16 \\
-    --context-length 40960 --attention-backend fa3
+    --context-length 40960 --attention-backend fa3 --max-total-tokens 100000 --chunked-prefill-size 4096
 """,
 }
 
@@ -365,7 +368,8 @@ def test_sglang_deployment_in_native_forms(name, tmp_path, monkeypatch):
     assert _findings(_check(name)) == _findings(_check("manifest.yaml"))
     capacity = _capacity(name)
     assert capacity == _capacity("manifest.yaml")
-    assert capacity[0]["engine"]["kv_cache_tokens"] > 0
+    # --max-total-tokens caps SGLang's pool (model_runner init_memory_pool): the flag was read
+    assert 0 < capacity[0]["engine"]["kv_cache_tokens"] <= 100000
 
 
 @pytest.mark.parametrize("name", ["extra-options.yaml", "serve-trt.sh"])

@@ -723,8 +723,9 @@ class _Parser:
             if number < (0 if kind == "stoi0" else 1):
                 return self._keep_in_options(spec, number, span, "a positive integer")
             return number, True
-        if kind in ("int", "hint", "hint-auto", "bytes"):
-            number = human_readable_int(str(raw), allow_auto=kind == "hint-auto") if kind != "int" else _int(raw)
+        if kind in ("int", "int-or-off", "hint", "hint-auto", "bytes"):
+            plain = kind in ("int", "int-or-off")
+            number = _int(raw) if plain else human_readable_int(str(raw), allow_auto=kind == "hint-auto")
             if number is None:
                 self.problem(
                     "invalid-flag-value",
@@ -733,6 +734,8 @@ class _Parser:
                     span, ptr=spec.field or "",
                 )
                 return None, False
+            if kind == "int-or-off" and number in (-1, 0):
+                return number, True  # SGLang: -1 and 0 both turn chunked prefill off
             if number < 1:
                 return self._keep_in_options(spec, raw, span, "a positive integer")
             return number, True

@@ -185,8 +185,10 @@ _MAPPED: Dict[str, Dict[str, Dict[str, Any]]] = {
         "--mem-fraction-static": {
             "dest": "mem_fraction_static", "field": "/memory/mem_fraction_static", "type": "float", "source": f"{_S}#L3139",
         },
-        # a KV pool cap in tokens, not bytes: no manifest field, kept in engine.options
-        "--max-total-tokens": {"dest": "max_total_tokens", "field": None, "type": "int", "source": f"{_S}#L3157"},
+        # a KV pool cap in tokens (model_runner init_memory_pool): serving.max_total_tokens
+        "--max-total-tokens": {
+            "dest": "max_total_tokens", "field": "/serving/max_total_tokens", "type": "int", "source": f"{_S}#L3157",
+        },
         "--page-size": {"dest": "page_size", "field": "/kv_cache/block_size", "type": "int", "source": f"{_S}#L3233"},
         "--context-length": {
             # 0.5.23 accepts human-readable integers (fields/model.py); earlier releases plain int
@@ -195,8 +197,12 @@ _MAPPED: Dict[str, Dict[str, Dict[str, Any]]] = {
         "--max-running-requests": {
             "dest": "max_running_requests", "field": "/serving/max_num_seqs", "type": "int", "source": f"{_S}#L3145",
         },
-        # chunked prefill is not vLLM's max_num_batched_tokens (different semantics): options only
-        "--chunked-prefill-size": {"dest": "chunked_prefill_size", "field": None, "type": "int", "source": f"{_S}#L3164"},
+        # chunked prefill is not vLLM's max_num_batched_tokens (different semantics): its own field;
+        # -1 (or 0) turns chunking off, so the field takes -1 and up
+        "--chunked-prefill-size": {
+            "dest": "chunked_prefill_size", "field": "/serving/chunked_prefill_size", "type": "int-or-off",
+            "source": f"{_S}#L3164",
+        },
         "--tensor-parallel-size": {"dest": "tp_size", "field": "/parallelism/tensor", "type": "int", "source": f"{_S}#L3302"},
         "--tp-size": {"dest": "tp_size", "field": "/parallelism/tensor", "type": "int", "source": f"{_S}#L3303"},
         "--pipeline-parallel-size": {"dest": "pp_size", "field": "/parallelism/pipeline", "type": "int", "source": f"{_S}#L3323"},

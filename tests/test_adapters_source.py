@@ -112,13 +112,11 @@ def test_fuzz_ordinary_shell_text_is_always_exact(value, style):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.text(alphabet="abcxyz-_=.,:/0123456789 é", min_size=1, max_size=30), st.sampled_from(["a: ", "a:   ", "- x\na: "]))
-def test_plain_one_line_scalars_map_as_the_rebuilt_table_does(value, prefix):
-    """The fast path for a plain one-line scalar (RunLocator) gives the positions the general
-    rebuild (TableLocator over _rebuild's offsets) gives, for every offset, in and out of range."""
-    from kvlint.adapters.source import TableLocator, _rebuild
-
-    text = f"{prefix}{value}\n" if not prefix.startswith("-") else f"a: {value}\n"
+@given(st.text(alphabet="abcxyz-_=.,:/0123456789 é", min_size=1, max_size=30), st.sampled_from(["a: ", "a:   "]))
+def test_plain_one_line_scalars_map_column_by_column(value, prefix):
+    """A plain one-line scalar (the fast path): character i of the value is i columns after its
+    first character in the file, one past the end after the last, the scalar start before it."""
+    text = f"{prefix}{value}\n"
     try:
         document = load_text(text, "x.yaml").documents[0]
     except Exception:
@@ -126,15 +124,11 @@ def test_plain_one_line_scalars_map_as_the_rebuilt_table_does(value, prefix):
     node = document.data.get("a") if isinstance(document.data, dict) else None
     if not isinstance(node, str) or not node:
         return
-    span = document.value_spans["/a"]
-    lines = LineLocator(text)
-    located = scalar_locator(text, lines, span, node)
-    start = lines.offset(span.line, span.column)
-    rebuilt = _rebuild(text[start:lines.offset(span.end_line, span.end_column)], start, text)
-    assert rebuilt is not None and rebuilt[0] == node
-    table = TableLocator([lines.position(o) for o in rebuilt[1]], (span.line, span.column))
-    for offset in range(-1, len(node) + 3):
-        assert located.locator.position(offset) == table.position(offset)
+    located = scalar_locator(text, LineLocator(text), document.value_spans["/a"], node)
+    first = text.index(node, len(prefix)) + 1  # the value as written starts here (plain: no quotes, no escapes)
+    assert [located.locator.position(i) for i in range(len(node))] == [(1, first + i) for i in range(len(node))]
+    assert located.locator.position(len(node) + 2) == (1, first + len(node))
+    assert located.locator.position(-1) == (1, first)
     assert_maps_to_itself(text, node, located)
 
 

@@ -463,3 +463,22 @@ def test_a_missing_fact_names_the_three_ways_and_what_did_not_run(tmp_path, monk
     for way in ("kvlint.dev/gpu", "# kvlint: gpu=", "[defaults]"):
         assert way in missing["message"]
     assert "did not run" in missing["message"]
+
+
+def test_rendered_helm_output_on_standard_input(tmp_path, monkeypatch):
+    """`helm template … | kvlint check -`: standard input is read as native YAML too, with the
+    same findings and positions as the file, and `kvlint convert -` prints its manifest."""
+    rendered = "---\n# Source: chart/templates/deployment.yaml\n" + VLLM_NATIVE["k8s-args.yaml"]
+    _write(tmp_path, {"manifest.yaml": VLLM_MANIFEST})
+    monkeypatch.chdir(tmp_path)
+    result = invoke(["check", "--output-format", "json", "-"], input=rendered)
+    assert "Traceback" not in result.output
+    found = json.loads(result.stdout)["diagnostics"]
+    assert _findings(found) == _findings(_check("manifest.yaml"))
+    (kv301,) = [d for d in found if d["code"] == "KV301"]
+    assert (kv301["line"], kv301["column"]) == (23, rendered.splitlines()[22].index("fp8_e5m2") + 1)
+    converted = invoke(["convert", "-"], input=rendered)
+    assert converted.exit_code == 0 and 'dtype: "fp8_e5m2"' in converted.stdout
+    # a script on standard input is read by its #! line
+    script = invoke(["check", "--output-format", "json", "-"], input=VLLM_NATIVE["serve.sh"])
+    assert _findings(json.loads(script.stdout)["diagnostics"]) == _findings(_check("manifest.yaml"))

@@ -130,7 +130,7 @@ def read_native(raw: bytes, display: str, fmt: str, config: Optional[Config] = N
             span = workload.value_spans.get(pointer) or workload.value_spans.get("") or document.span("")
             native.findings.append(Finding(
                 code="KV207", name="", severity="warning", file=display, pointer=pointer, document=position,
-                message=f"{workload.name}: {how}{_missing_suffix(pointer)}",
+                message=f"{workload.name}: {how}{_missing_suffix(pointer, path not in ('', '-'))}",
             ).with_location(span))
     return native
 
@@ -145,9 +145,10 @@ _NOT_RUN = {
 _DEFAULTS_KEY = {pointer: key for key, pointer in DEFAULT_FIELDS.items()}
 
 
-def _missing_suffix(pointer: str) -> str:
+def _missing_suffix(pointer: str, has_path: bool = True) -> str:
     key = _DEFAULTS_KEY.get(pointer)
-    where = f"; or `{key} = …` under `[defaults]` in kvlint.toml for this path" if key else ""
+    # [defaults] match a file's path: standard input has none
+    where = f"; or `{key} = …` under `[defaults]` in kvlint.toml for this path" if key and has_path else ""
     not_run = _NOT_RUN.get(pointer)
     return where + (f"; until then {not_run}" if not_run else "")
 
@@ -256,7 +257,9 @@ def load_source(raw: bytes, display: str, path: str, config: Config) -> NativeFi
     file adapted into one Document per engine workload."""
     head = raw[:MARKER_WINDOW]
     if MANIFEST_MARKER.search(head) is None:
-        fmt = native_format(path if path != "-" else display, head, config)
+        # standard input has no name to sniff by: read it as YAML (`helm template … | kvlint
+        # check -`), or as a script when it starts with a shell's #! line
+        fmt = native_format(path if path != "-" else "stdin.yaml", head, config)
         if fmt is not None:
             return read_native(raw, display, fmt, config, path)
     return NativeFile(format="kvlint", loaded=load_bytes(raw, display))

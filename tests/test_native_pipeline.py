@@ -175,3 +175,48 @@ def test_defaults_in_the_configuration_supply_missing_facts(tmp_path, monkeypatc
     assert "0.19.1" in kv301["message"]  # the image tag's release, not the default's
     converted = invoke(["convert", "prod/k8s.yaml"]).stdout
     assert "gpu: \"H100-SXM-80GB\"  # kvlint.toml [defaults] 'prod/*'" in converted
+
+
+HELM_TEMPLATE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "chart.fullname" . }}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: "vllm/vllm-openai:{{ .Values.image.tag }}"
+          args:
+            {{- toYaml .Values.args | nindent 12 }}
+"""
+
+
+def test_a_walk_leaves_helm_chart_templates_to_the_rendered_output(tmp_path, monkeypatch):
+    """A chart's templates are not YAML until `helm template` renders them: a walk gives them no
+    finding (no KV001 for template syntax); the rendered output on stdin is checked."""
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: chart\nversion: 0.1.0\n", encoding="utf-8")
+    (chart / "values.yaml").write_text("image: {tag: v0.19.1}\nargs: [--kv-cache-dtype, fp8]\n", encoding="utf-8")
+    (chart / "templates" / "deployment.yaml").write_text(HELM_TEMPLATE, encoding="utf-8")
+    # `{{` under templates/ without a .Values action is a template too
+    (chart / "templates" / "svc.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata: {name: '{{ $name }}'}\n",
+                                                  encoding="utf-8")
+    (tmp_path / "k8s.yaml").write_text(K8S, encoding="utf-8")
+    (tmp_path / "kvlint.toml").write_text("# defaults\n", encoding="utf-8")
+    result, report = _json(["check", "--output-format", "json", "."], tmp_path, monkeypatch)
+    assert {d["file"] for d in report["diagnostics"]} == {"k8s.yaml"}, report["diagnostics"]
+    assert "KV001" not in {d["code"] for d in report["diagnostics"]}
+
+
+def test_a_braced_value_outside_a_chart_is_still_read(tmp_path, monkeypatch):
+    """Only Helm template actions or a templates/ directory mark a template: a workload whose
+    argument merely contains braces (a JSON option) is read."""
+    text = K8S.replace("            - --gpu-memory-utilization=0.9\n",
+                       "            - --gpu-memory-utilization=0.9\n            - '--compilation-config={\"level\": 3}'\n")
+    (tmp_path / "k8s.yaml").write_text(text, encoding="utf-8")
+    (tmp_path / "kvlint.toml").write_text("# defaults\n", encoding="utf-8")
+    _, report = _json(["check", "--output-format", "json", "."], tmp_path, monkeypatch)
+    assert "KV301" in {d["code"] for d in report["diagnostics"]}

@@ -109,6 +109,19 @@ _KIND = re.compile(rb"^kind:\s*\S+", re.MULTILINE)
 _COMPOSE_NAME = re.compile(r"^(docker-)?compose(\.[\w-]+)?\.ya?ml$")
 
 
+_HELM_ACTION = re.compile(rb"\{\{-?\s*(\.Values|\.Release|\.Chart|\.Capabilities|include\s|template\s|toYaml\s|tpl\s|if\s|range\s|with\s|define\s)")
+
+
+def is_helm_template(path: str, head: bytes) -> bool:
+    """A Helm chart template (Go template actions such as `{{ .Values.x }}`, or `{{` in a file under
+    a `templates/` directory): not YAML until `helm template` renders it, so a walk leaves it to
+    the rendered output instead of reporting its template syntax as YAML errors."""
+    if b"{{" not in head:
+        return False
+    parents = path.replace("\\", "/").split("/")[:-1]
+    return "templates" in parents or _HELM_ACTION.search(head) is not None
+
+
 def sniff(path: str, head: bytes) -> Optional[str]:
     """The format `adapt` would read, from the name and the first bytes; None if none."""
     name = os.path.basename(path)
@@ -125,6 +138,8 @@ def sniff(path: str, head: bytes) -> Optional[str]:
         return None
     if re.search(rb"^apiVersion:\s*[\"']?kvlint/", head, re.MULTILINE):
         return None
+    if is_helm_template(path, head):
+        return None  # not YAML until rendered: `helm template … | kvlint check -`
     if b"servingEngineSpec" in head:
         return "helm-production-stack"
     if re.search(rb"^\s*ollama:\s*$", head, re.MULTILINE) and (

@@ -389,3 +389,12 @@ def test_every_workload_kind_and_gpu_vendor(kind, head, depth, label, value, ima
     row = next(i for i, line in enumerate(lines) if "--kv-cache-dtype=fp8" in line)
     assert at(w, "/kv_cache/dtype") == (row + 1, lines[row].index("fp8\"") + 1)
     assert at(w, "/hardware/count")[0] == next(i for i, line in enumerate(lines) if resource + ":" in line) + 1
+
+
+def test_a_script_is_asked_for_its_own_engines_release():
+    """The hint names the engine's own pin, and that pin is what the script reader takes."""
+    command = "python3 -m sglang.launch_server --model-path Qwen/Qwen3-32B --kv-cache-dtype fp8_e4m3\n"
+    (bare,) = adapt("serve.sh", "#!/bin/sh\n" + command).workloads
+    assert "sglang[all]==X" in bare.missing["/engine/version"] and "vllm" not in bare.missing["/engine/version"]
+    (pinned,) = adapt("serve.sh", '#!/bin/sh\npip install "sglang[all]==0.5.2"\n' + command).workloads
+    assert pinned.manifest["engine"]["version"] == "0.5.2" and "/engine/version" not in pinned.missing

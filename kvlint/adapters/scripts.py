@@ -103,12 +103,21 @@ def _drafts(
         draft.env.update(launch.env)
         draft.statements = dict(comments)
         draft.hints["/hardware/gpu"] = "the GPU model: a `# kvlint: gpu=H100-SXM-80GB` comment"
+        example = _EXAMPLE_RELEASE.get(parsed.engine, "X")
+        pin = _PIN_HINT.get(parsed.engine)
         draft.hints["/engine/version"] = (
-            "the engine release: a `# kvlint: engine-version=0.19.1` comment"
-            + (" or a versioned FROM image" if fmt == "dockerfile" else " or a `pip install vllm==X` pin")
+            f"the engine release: a `# kvlint: engine-version={example}` comment"
+            + (" or a versioned FROM image" if fmt == "dockerfile" else f" or a {pin} pin" if pin else "")
         )
         adapted.append(assemble(draft))
     return adapted
+
+
+# how a script pins each engine's release (matched by _PIN), and a release to show in a hint
+_PIN_HINT = {"vllm": "`pip install vllm==X`", "sglang": "`pip install \"sglang[all]==X\"`",
+             "tensorrt-llm": "`pip install tensorrt_llm==X`"}
+_EXAMPLE_RELEASE = {"vllm": "0.19.1", "sglang": "0.5.2", "tensorrt-llm": "1.2.1", "llama.cpp": "b6840",
+                    "ollama": "0.13.3"}
 
 
 def _stem(path: str) -> str:

@@ -13,10 +13,11 @@ ModelRunner.model_specific_adjustment) did with the same arguments:
   When both refuse, the reason class must agree (dtype, gpu, model, backend).
 * select: with `auto`, the backend the release ends up with vs the one kvlint predicts.
 * backend: with an explicit backend, the backend the release ends up with (SGLang rewrites some
-  pairs, e.g. fa3 + fp8_e5m2 -> triton) vs kvlint's backend after the catalog's `rewrites`.
+  pairs, e.g. fa3 + fp8_e5m2 -> triton) vs kvlint's backend after the catalog's `rewrites`
+  (kvlint's facts name the backend as written; the catalog's rewrite says what SGLang makes of it).
 * kv_dtype: the kv_cache_dtype after the release's rewrites vs the literal kvlint plans with.
-* page: the page size the release resolves vs the one kvlint's capacity uses (manifest, else the
-  backend's preferred size, else the catalog's rewrite, else SGLang's default 1).
+* page: the page size the release resolves vs the one kvlint's capacity uses (the manifest's,
+  else the backend's preferred size, else SGLang's default 1: kvlint/capacity/sglang.py).
 
 A disagreement is grouped over the axes that do not change it (the key says which stay); the
 group's releases are listed. tests/test_sglang_agreement.py fails on any group that
@@ -98,9 +99,10 @@ class Kvlint:
         page = (dep.block_size or dep.backend_block_size) if dep is not None else None
         effective = name
         if release is not None and name:
+            # kvlint's facts keep the named backend; the catalog's `rewrites` say what SGLang
+            # switches it to (fa3 + fp8_e5m2 -> triton). The page size stays capacity's own.
             for rw in release.rewrites_for(name, dtype, page):
                 effective = rw.set.get("attention_backend", effective)
-                page = rw.set.get("page_size", page)
         return {"refused": bool(errors), "codes": errors,
                 "classes": sorted({CODE_CLASS.get(c, c) for c in errors}),
                 "backend": effective, "kv_dtype": dtype, "page": page or 1}
@@ -222,6 +224,58 @@ KNOWN_HEADER = """\
 OPEN = "open: not yet corrected (tools/derive/sglang_compare.py prints the code location)"
 
 
+CUDA_ONLY = ("fa3", "fa4", "flashinfer", "flashmla", "cutlass_mla", "trtllm_mha", "trtllm_mla", "cutedsl_mla",
+             "tokenspeed_mla", "dual_chunk_flash_attn", "minicpm_flashattn", "minicpm_flashinfer",
+             "llada2_cfg_flashinfer", "hpc_ops")
+
+
+def default_reason(key: Tuple[str, ...]) -> str:
+    """The reason a newly found disagreement starts with: a derivation limit only where the
+    evidence is general (named here); everything else is open."""
+    kind, rest = key[0], key[1:]
+    if kind == "verdict" and rest[-2] == "code: accepted" and rest[-1] == "kvlint: refused (KV204)":
+        backend, platform = rest[0], rest[3]
+        if backend in ("ascend", "intel_amx", "intel_xpu"):
+            return ("derivation limit: an Ascend NPU / CPU (AMX) / Intel XPU backend. SGLang's argument "
+                    "resolution takes the name on any device and the backend fails when the model runner "
+                    "builds it (not run by the derivation); kvlint's GPU catalog has no such device, so "
+                    "KV204 on a GPU is what a deployment meets")
+        if platform == "cuda" and backend in ("aiter", "wave"):
+            return ("derivation limit: a ROCm backend (AMD's aiter / wave-lang kernels, installed by "
+                    "sglang[srt-hip] only: the wheel's METADATA). The argument stage takes the name on "
+                    "CUDA; the import fails when the model runner builds the backend (not run here)")
+        if platform == "rocm" and backend in CUDA_ONLY:
+            return ("derivation limit: a CUDA backend (flashinfer, sgl-kernel's FA3/FlashMLA/CUTLASS "
+                    "and TRT-LLM kernels; flashinfer_python is a requirement of sglang[srt] only, not "
+                    "of sglang[srt-hip]: the wheel's METADATA). The argument stage does not check the "
+                    "platform; start-up fails in the model runner (not run here)")
+        return "open: the catalog has no such backend for this release and platform"
+    if "code: refused (gpu)" in rest and rest[-1] == "kvlint: accepted":
+        return ("open: the catalog's compute_capability gate refuses this GPU, but no kvlint rule turns "
+                "that verdict (facts backend.cc_ok) into a finding")
+    if "mxfp8" in rest and any("KV205" in r for r in rest):
+        return ("open: kvlint has no storage format for mxfp8 (its MX block-scale bytes are not "
+                "recorded), so it reports the literal as unknown (KV205)")
+    if "code: refused (model)" in rest and rest[-1] == "kvlint: accepted":
+        return ("open: a backend of the other attention kind (a non-MLA backend on an MLA model, or an "
+                "MLA backend on gpt-oss): the release refuses it, kvlint's accepts() reports an `mla` "
+                "problem that no rule turns into a finding")
+    if kind == "verdict" and "code: refused (dtype)" in rest and rest[-1] == "kvlint: accepted":
+        return ("open: SGLang's FP4 check lists backends per attention kind (KV4 MHA: triton, "
+                "torch_native, flex_attention, trtllm_mha; KV4 MLA: cutlass_mla, flashinfer, trtllm_mla, "
+                "flashmla in 0.5.9), and this cell pairs a backend with the other kind of model; the "
+                "catalog entry used for it is the one for the kind the backend serves")
+    if kind == "reason" and rest[-2] == "code: gpu" and "KV301" in rest[-1]:
+        return "open: both refuse; the release checks the GPU first, kvlint names the dtype"
+    if kind == "verdict" and rest[0] in ("flashmla", "cutlass_mla") and rest[1] == "fp8_e5m2":
+        return ("open: the release's argument resolution has no dtype check for this MLA backend and "
+                "takes fp8_e5m2; the catalog keeps fp8_e4m3 only (the SGLang docs' MLA table), which "
+                "only running the kernel could settle")
+    if kind == "reason" and rest[-1] == "kvlint: KV204":
+        return "open: both refuse; kvlint's reason is the unknown backend (KV204), the release's another"
+    return OPEN
+
+
 def update_known(found: Dict[Tuple[str, ...], Dict[str, Any]], path: Path = KNOWN) -> None:
     import yaml
 
@@ -234,7 +288,8 @@ def update_known(found: Dict[Tuple[str, ...], Dict[str, Any]], path: Path = KNOW
         e = found[k]
         text = key_text(k)
         entries.append({"key": text, "releases": ", ".join(sorted(e["releases"], key=vkey)), "cells": e["cells"],
-                        "example": e["example"], "reason": old.get(text) or OPEN})
+                        "example": e["example"], "reason": old.get(text) if old.get(text) not in (None, "", OPEN)
+                        else default_reason(k)})
     body = yaml.safe_dump({"disagreements": entries}, sort_keys=False, width=110, allow_unicode=True)
     path.write_text(KNOWN_HEADER + body, encoding="utf-8")
 

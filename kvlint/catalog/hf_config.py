@@ -21,7 +21,6 @@ import os
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from kvlint.catalog.gguf import GGUFError, is_gguf_path, read_gguf_geometry
 from kvlint.deployment import AttentionKind, LayerGeometry, ModelGeometry
 from kvlint.inputs import InputError, read_capped
 
@@ -468,6 +467,9 @@ def read_config_json(path: Union[str, Path]) -> Any:
 def read_config(path: Union[str, Path], name: Optional[str] = None) -> ModelGeometry:
     """Read a config.json file, or a GGUF model file's header (a path named *.gguf, read by
     kvlint.catalog.gguf); `name` defaults to the file's path. Raises ConfigError."""
+    # Imported on use: only a manifest that names a model file reads one (a start-up cost otherwise).
+    from kvlint.catalog.gguf import GGUFError, is_gguf_path, read_gguf_geometry
+
     if is_gguf_path(path):
         try:
             return read_gguf_geometry(path, name=name or str(path))

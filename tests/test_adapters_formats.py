@@ -398,3 +398,11 @@ def test_a_script_is_asked_for_its_own_engines_release():
     assert "sglang[all]==X" in bare.missing["/engine/version"] and "vllm" not in bare.missing["/engine/version"]
     (pinned,) = adapt("serve.sh", '#!/bin/sh\npip install "sglang[all]==0.5.2"\n' + command).workloads
     assert pinned.manifest["engine"]["version"] == "0.5.2" and "/engine/version" not in pinned.missing
+
+
+def test_a_workload_is_asked_for_a_release_of_its_own_engine():
+    text = pod("    - name: e\n      image: lmsysorg/sglang:latest\n"
+               "      command: [python3, -m, sglang.launch_server, --model-path, org/m]\n")
+    (w,) = adapt("p.yaml", text).workloads
+    assert 'kvlint.dev/engine-version: "0.5.2"' in w.missing["/engine/version"]
+    assert "0.19.1" not in w.missing["/engine/version"]  # a vLLM release would mislead

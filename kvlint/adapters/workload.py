@@ -117,6 +117,9 @@ _DEFAULT_HINTS = {
 }
 
 
+# a release of each engine to show in a hint (vLLM's is the hint's own)
+_EXAMPLE_RELEASE = {"sglang": "0.5.2", "tensorrt-llm": "1.2.1", "llama.cpp": "b6840", "ollama": "0.13.3"}
+
 # Ollama's server takes no model argument: clients name the model per request
 _OLLAMA_MODEL_HINT = (
     "the model this Ollama server is checked for (its clients name it per request): a statement "
@@ -184,6 +187,8 @@ def assemble(draft: Draft) -> Adapted:
         if not b.has(ptr):
             how = draft.hints.get(ptr) or (_OLLAMA_MODEL_HINT if engine == "ollama" and ptr == "/model/name"
                                            else _DEFAULT_HINTS[ptr])
+            if ptr == "/engine/version" and engine in _EXAMPLE_RELEASE:
+                how = how.replace("0.19.1", _EXAMPLE_RELEASE[engine])  # an example of this engine's releases
             if ptr == "/engine/version" and draft.release_why:
                 how = f"{draft.release_why}; {how}"
             b.set_missing(ptr, how)

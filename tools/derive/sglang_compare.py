@@ -82,6 +82,8 @@ class Kvlint:
 
         self.catalogs = load_catalogs(())
         self.book = load_rulebook(())
+        # Only error findings decide "refused"; the other rules are not evaluated (half the time).
+        self.errors = [r.code for r in self.book if r.severity == "error"]
 
     def verdict(self, version: str, gpu: str, model: str, backend: str, dtype: str) -> Dict[str, Any]:
         from kvlint.resolve import resolve
@@ -91,7 +93,7 @@ class Kvlint:
                 "hardware": {"gpu": GPU_IDS[gpu]}, "model": {"name": model}, "kv_cache": {"dtype": dtype}}
         res = resolve(data, "cell.yaml", None, self.catalogs)
         facts = res.facts
-        errors = sorted({rule.code for rule, _, _ in self.book.evaluate(facts) if rule.severity == "error"})
+        errors = sorted({rule.code for rule, _, _ in self.book.evaluate(facts, enabled=self.errors)})
         release = self.catalogs.engines.release("sglang", version)
         name = facts["backend"].get("name") if facts["backend"].get("auto") is False else (
             facts["selection"].get("chosen") or facts["backend"].get("name"))

@@ -40,8 +40,12 @@ CASES = [
     # v0.11.0 cuda.py L240-392: "(has_sink or fp8 kv) and not SM90 -> Triton"; Triton E4M3
     # does not compile below SM89 (vllm#26431, reported on v0.11.0)
     ("0.11.0", A100, "fp8", False, "TRITON_ATTN", "TRITON_ATTN", True),
-    # cuda.py: H100 nvfp4 -> no CUDA backend except FLASHINFER on SM100 -> ValueError
-    ("0.33.0", H100, "nvfp4", False, None, "FLASH_ATTN", True),
+    # v0.31.0 flashinfer.py supports_kv_cache_dtype L499-506: nvfp4 only on the SM100 family (TRTLLM)
+    # -> H100 has no backend for nvfp4 -> ValueError
+    ("0.31.0", H100, "nvfp4", False, None, "FLASH_ATTN", True),
+    # v0.33.0 flashinfer.py _nvfp4_kv_on_fa2 L114 (SM80/SM90/SM120 families) and L654
+    # supports_kv_cache_dtype: plain nvfp4 goes through FlashInfer's FA2 path -> FLASHINFER
+    ("0.33.0", H100, "nvfp4", False, "FLASHINFER", "FLASH_ATTN", False),
     # cuda.py: A100/L40S with sinks (gpt-oss) -> TRITON_ATTN
     ("0.33.0", A100, "auto", True, "TRITON_ATTN", "FLASH_ATTN", False),
     ("0.33.0", L40S, "auto", True, "TRITON_ATTN", "FLASH_ATTN", False),
@@ -104,10 +108,14 @@ def test_mla_flashmla_block_size(catalog):
     sel = predict_backend(release, H100, "nvidia", "fp8", 576, True)
     assert sel.first_choice == "FLASH_ATTN_MLA"
     assert sel.backend == "FLASHMLA"
-    # v0.11.0: FLASHMLA with block_size != 64 falls through (v0.11.0 cuda.py)
+    # v0.11.0: the selector's FLASHMLA branch falls through for block_size != 64 (cuda.py
+    # L281-289), but an MLA model without VLLM_ATTENTION_BACKEND never gets there with 16:
+    # check_and_update_config forces 64 for FlashMLA on SM90 (L142-165) and 128 with
+    # CUTLASS_MLA on SM100 (L142-150, L169-170) before the selector runs
     old = catalog.release("vllm", "0.11.0")
-    sel = predict_backend(old, H100, "nvidia", "auto", 576, True, block_size=16)
-    assert sel.backend != "FLASHMLA"
+    assert predict_backend(old, H100, "nvidia", "auto", 576, True, block_size=16).backend == "FLASHMLA"
+    assert predict_backend(old, (10, 0), "nvidia", "auto", 576, True, block_size=16).backend == "CUTLASS_MLA"
+    assert predict_backend(old, (8, 0), "nvidia", "auto", 576, True, block_size=16).backend == "TRITON_MLA"
 
 
 def test_rocm_order_starts_with_rocm_attn(catalog):

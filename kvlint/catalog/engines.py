@@ -67,8 +67,18 @@ class Source:
 Sources = Tuple[Source, ...]
 
 
+_SOURCES_MEMO: Dict[int, Tuple[Mapping[str, Any], Sources]] = {}
+
+
 def _sources(entry: Mapping[str, Any]) -> Sources:
-    return tuple(Source.from_data(s) for s in entry.get("sources") or ())
+    # entries are the loaded catalog's own mappings, asked again for every check: memoized by
+    # identity (the entry is kept alive with its answer, so its id is not reused)
+    hit = _SOURCES_MEMO.get(id(entry))
+    if hit is not None and hit[0] is entry:
+        return hit[1]
+    out = tuple(Source.from_data(s) for s in entry.get("sources") or ())
+    _SOURCES_MEMO[id(entry)] = (entry, out)
+    return out
 
 
 @dataclass(frozen=True)
@@ -307,15 +317,19 @@ class BackendInfo:
     def label(self) -> str:
         return f"{ENGINE_DISPLAY.get(self.engine, self.engine)} {self.version} {self.name}"
 
-    def fa_version(self, gpu_cc: Optional[Cc], head_size: Optional[int] = None) -> Optional[int]:
-        """FlashAttention version vLLM's get_flash_attn_version picks (None when unknown)."""
+    def fa_version(self, gpu_cc: Optional[Cc], head_size: Optional[int] = None,
+                   has_sinks: Optional[bool] = None, quantized: Optional[bool] = None) -> Optional[int]:
+        """FlashAttention version vLLM's get_flash_attn_version picks for the layer (None when
+        unknown). Sinks and a quantized cache matter from 0.29 (SM100 head size 256 falls back
+        to FA2 with either: fa_utils.py _fa4_hd256_fallback_reason); an entry that asks for one
+        of them does not match while it is unknown."""
         if not self.flash_attn_versions or gpu_cc is None:
             return None
         memo = self.__dict__.setdefault("_fa_memo", {})
-        key = (gpu_cc, head_size)
+        key = (gpu_cc, head_size, has_sinks, quantized)
         if key not in memo:
             memo[key] = None
-            q = Query(self.version, cc=gpu_cc, head_size=head_size)
+            q = Query(self.version, cc=gpu_cc, head_size=head_size, has_sinks=has_sinks, quantized=quantized)
             for entry in self.flash_attn_versions:
                 if eval_any(entry.get("when"), q) is True:
                     memo[key] = int(entry["fa"])
@@ -326,7 +340,7 @@ class BackendInfo:
                block_size: Optional[int], platform: Optional[str], has_sinks: Optional[bool],
                quantized: Optional[bool], aiter: Optional[bool] = None) -> Query:
         return Query(self.version, platform, gpu_cc, head_size, dtype, quantized, has_sinks,
-                     block_size, self.fa_version(gpu_cc, head_size), aiter)
+                     block_size, self.fa_version(gpu_cc, head_size, has_sinks, quantized), aiter)
 
     def listed_dtypes(self) -> Tuple[str, ...]:
         """Literals on the backend's list at this release (before GPU conditions)."""
@@ -407,7 +421,9 @@ class BackendInfo:
         if rule is None:
             return True
         if "sizes" in rule:  # vLLM: the framework block may be a multiple of a kernel block
-            return any(block_size % s == 0 for s in rule["sizes"]) if self.engine == "vllm" else block_size in rule["sizes"]
+            if self.engine == "vllm" and not rule.get("exact"):
+                return any(block_size % s == 0 for s in rule["sizes"])
+            return block_size in rule["sizes"]
         return _size_ok(rule, block_size)
 
     def _gate(self, name: str, q: Query) -> Tuple[Optional[bool], str, Sources]:
@@ -565,6 +581,11 @@ class EngineRelease:
         On ROCm, vLLM's AITER FA reports itself as FLASH_ATTN (`reported_name`), so
         `backend("FLASH_ATTN", platform="rocm")` returns ROCM_AITER_FA.
         """
+        memo = self.__dict__.setdefault("_backend_memo", {})  # a release view never changes
+        mkey = (name, platform, is_mla)
+        if mkey in memo:
+            return memo[mkey]
+
         def norm(s: str) -> str:
             return s.upper() if self.engine in ("vllm", "tensorrt-llm") else s
 
@@ -582,6 +603,7 @@ class EngineRelease:
             found = pick([b for b in self.backends if b.reported_name and norm(b.reported_name) == key])
         if found is None and not platform:
             found = pick([b for b in self.backends if norm(b.name) == key])
+        memo[mkey] = found
         return found
 
     def backend_names(self) -> Tuple[str, ...]:

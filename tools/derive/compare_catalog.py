@@ -192,6 +192,7 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
     # ---- auto-selection
     sel = table.get("selection") or {}
     tree = sel.get("tree")
+    predicted: dict = {}
     if tree is not None:
         pw = sel.get("priorities_where") or sel.get("platform_where") or {}
         for dev in devices:
@@ -213,11 +214,17 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
                                 if code is None:
                                     continue
                                 kw = VARIANT_KW[variant]
-                                s = predict_backend(rel, da["cc"], da["vendor"], d, h, mla,
-                                                    has_sinks=kw.get("has_sinks", False),
-                                                    block_size=None if bs == "default" else bs,
-                                                    per_head_scales=kw.get("per_head_scales", False),
-                                                    aiter=da["aiter"])
+                                # devices the catalog cannot tell apart (ROCm: no compute
+                                # capability) ask the same question once
+                                pkey = (da["cc"], da["vendor"], da["aiter"], d, h, mla, variant, bs)
+                                if pkey not in predicted:
+                                    predicted[pkey] = predict_backend(
+                                        rel, da["cc"], da["vendor"], d, h, mla,
+                                        has_sinks=kw.get("has_sinks", False),
+                                        block_size=None if bs == "default" else bs,
+                                        per_head_scales=kw.get("per_head_scales", False),
+                                        aiter=da["aiter"])
+                                s = predicted[pkey]
                                 code_b = None if code.startswith("error") else code
                                 if s is None:
                                     cat_b = "<no catalog rule>"

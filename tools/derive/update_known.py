@@ -51,6 +51,33 @@ ROCM_TRITON_STUB = (
     "triton has no tl.bfloat16; the code's answer there is unknown, not 'no backend'")
 
 
+FLASHINFER_TRTLLM_OFFLINE = (
+    "derivation limit: FlashInfer takes nvfp4 on SM100 only with the TRTLLM prefill and decode kernels "
+    "(FlashInferBackend.supports_kv_cache_dtype: is_device_capability_family(100) and supports_trtllm_attention, "
+    "vllm/v1/attention/backends/flashinfer.py v0.26.0 L446-453), and supports_trtllm_attention needs the cubins of "
+    "the flashinfer-cubin package or NVIDIA's artifactory (vllm/utils/flashinfer.py v0.26.0 has_nvidia_artifactory L346-368); "
+    "from 0.26 the wheel no longer requires flashinfer-cubin, so the offline table says 'not supported' where a "
+    "deployed engine (vLLM's images, or any host that reaches the artifactory) takes it; the catalog follows the code "
+    "with the kernels present")
+V0110_MLA_FORCED_BLOCK = (
+    "derivation limit: the table runs 0.11.0's hard-coded selector with the grid's block size, but a deployed 0.11.0 "
+    "serving an MLA model without VLLM_ATTENTION_BACKEND first runs CudaPlatform.check_and_update_config, which forces "
+    "block size 128 and CUTLASS_MLA on SM100 and block size 64 for FlashMLA elsewhere (vllm/platforms/cuda.py v0.11.0 "
+    "L134-175); the catalog models the forced sizes, so its pick differs only where the grid's block size would be "
+    "overridden")
+V0110_NO_FLASHINFER = (
+    "decision: FlashInfer is not a requirement of the 0.11.0 wheel (it becomes one in 0.11.1), so the table's plain pip "
+    "install cannot import it and 0.11.0's selector (vllm/platforms/cuda.py v0.11.0 L330-392: FlashInfer on SM100 "
+    "if importable) falls to FlashAttention/Triton; vLLM's 0.11.0 release images ship FlashInfer, and the catalog follows "
+    "the images (FLASHINFER carries requires_package: flashinfer)")
+PROBE_CACHE_DTYPE_AUTO = (
+    "derivation limit: from 0.29 FA4's head-256 kernel on SM100 falls back to FA2 when the config's cache_dtype is "
+    "quantized (vllm/v1/attention/backends/fa_utils.py v0.29.0 _fa4_hd256_fallback_reason L252-253), but the probe "
+    "selects under VllmConfig(cache_config=CacheConfig(block_size=b)) whose cache_dtype is 'auto', so with a block size "
+    "that is a multiple of 128 the table keeps FA4 and takes fp8; a deployed engine has cache_dtype fp8 in its config "
+    "and gets FA2, which has no FP8 (the same cells at block sizes 16-64 reject it in the table too)")
+
+
 def auto_reason(key: tuple, cells: list) -> str:
     """A reason that follows from where the disagreement is (all its cells), or ""."""
     kind, subject, what, detail = key
@@ -59,6 +86,20 @@ def auto_reason(key: tuple, cells: list) -> str:
         return ROCM_TRITON_STUB
     if kind == "accept" and rocm and all(C.vkey(c[0]) < C.vkey("0.18.0") for c in cells):
         return ROCM_NO_VALIDATION
+    versions = {c[0] for c in cells}
+    if (subject.startswith("FLASHINFER [cuda") or "picks FLASHINFER, code picks nothing" in what) and all(
+            c[1] == "sm100" and c[3].startswith("nvfp4") for c in cells) and all(
+            C.vkey(v) >= C.vkey("0.26.0") for v in versions):
+        return FLASHINFER_TRTLLM_OFFLINE
+    if kind == "select" and versions == {"0.11.0"} and subject.startswith("MLA [cuda"):
+        return V0110_MLA_FORCED_BLOCK
+    if kind == "select" and versions == {"0.11.0"} and "catalog picks FLASHINFER," in what and all(
+            c[1] == "sm100" for c in cells) and not all(c[2] == "has_sink" for c in cells):
+        return V0110_NO_FLASHINFER
+    if kind == "select" and "picks nothing (error), code picks FLASH_ATTN" in what and all(
+            c[1] == "sm100" and c[4] == 256 and c[3] in ("fp8", "fp8_e4m3") and c[5] in (128, 256, "default")
+            for c in cells):
+        return PROBE_CACHE_DTYPE_AUTO
     sink_cells = all(c[2] == "has_sink" for c in cells)
     if sink_cells and "sink" in detail + what and (subject.split(" [")[0] == "FLASHINFER" or "picks FLASHINFER," in what) and all(
             c[1] in ("sm90", "sm100", "sm120") for c in cells):

@@ -220,3 +220,16 @@ def test_a_braced_value_outside_a_chart_is_still_read(tmp_path, monkeypatch):
     (tmp_path / "kvlint.toml").write_text("# defaults\n", encoding="utf-8")
     _, report = _json(["check", "--output-format", "json", "."], tmp_path, monkeypatch)
     assert "KV301" in {d["code"] for d in report["diagnostics"]}
+
+
+def test_a_helm_template_named_on_the_command_line_says_to_render_it(tmp_path, monkeypatch):
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "deployment.yaml").write_text(HELM_TEMPLATE, encoding="utf-8")
+    (tmp_path / "kvlint.toml").write_text("# defaults\n", encoding="utf-8")
+    result, report = _json(["check", "--output-format", "json", "templates/deployment.yaml"], tmp_path, monkeypatch)
+    (finding,) = report["diagnostics"]
+    line = HELM_TEMPLATE.splitlines().index('  name: {{ include "chart.fullname" . }}') + 1
+    assert (finding["code"], finding["line"], finding["column"]) == ("KV005", line, len("  name: ") + 1)
+    assert "helm template" in finding["message"] and result.exit_code == 1
+    piped = invoke(["check", "--output-format", "json", "-"], input=HELM_TEMPLATE)
+    assert [d["code"] for d in json.loads(piped.stdout)["diagnostics"]] == ["KV005"]

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from kvlint.catalog import load_catalogs
 from kvlint.config import Config
-from kvlint.findings import Finding
+from kvlint.findings import Finding, Span
 from kvlint.load import Document, LoadedFile, find_suppressions, load_bytes
 
 YAML_FORMATS = ("kubernetes", "helm-production-stack", "compose", "vllm-config", "sglang-config", "trtllm-options",
@@ -262,4 +262,30 @@ def load_source(raw: bytes, display: str, path: str, config: Config) -> NativeFi
         fmt = native_format(path if path != "-" else "stdin.yaml", head, config)
         if fmt is not None:
             return read_native(raw, display, fmt, config, path)
+        template = _helm_template(raw, display, path, head, config)
+        if template is not None:
+            return template
     return NativeFile(format="kvlint", loaded=load_bytes(raw, display))
+
+
+def _helm_template(raw: bytes, display: str, path: str, head: bytes, config: Config) -> Optional[NativeFile]:
+    """A Helm chart template named on the command line (a walk skips them): one KV005 that says
+    to check the rendered output, instead of YAML errors for its template syntax."""
+    named_yaml = path == "-" or (path or display).lower().endswith((".yaml", ".yml"))
+    if "kubernetes" not in config.native_formats or not named_yaml:
+        return None
+    from kvlint.adapters import is_helm_template  # on use, as above
+
+    if not is_helm_template(path if path != "-" else "stdin.yaml", head[:SNIFF_WINDOW]):
+        return None
+    text = raw.decode("utf-8", errors="replace")
+    at = text.find("{{")
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    finding = Finding(
+        code="KV005", name="", severity="error", file=display, pointer="", document=0,
+        message="a Helm chart template (Go template actions such as `{{ .Values… }}`) is not YAML until "
+        "rendered: check the rendered output, `helm template RELEASE CHART | kvlint check -`",
+    ).with_location(Span(line, column, line, column + 2))
+    loaded = LoadedFile(path=display, text=text, suppressions=find_suppressions(text, yaml_text=True))
+    return NativeFile(format="helm-template", loaded=loaded, findings=[finding])

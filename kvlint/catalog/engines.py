@@ -444,16 +444,79 @@ class BackendInfo:
 
         Unknown facts (None) never produce a failure. The reason is a sentence for a lint
         message naming the release, the backend and the GPU.
+
+        Answers are memoized per backend view (a view of one release never changes; a Verdict is
+        immutable), and the checks other than the block size are shared by every block size
+        unless one of the backend's conditions asks for the block size.
         """
         if quantized is None and dtype_literal is not None:
             quantized = guess_quantized(dtype_literal)
         if platform is None and gpu_cc is not None:
             platform = "cuda"  # only NVIDIA GPUs have a compute capability
+        kinds_key = None if kinds is None else tuple(kinds)
+        memo = self.__dict__.setdefault("_accepts_memo", {})
+        full_key = (dtype_literal, gpu_cc, head_size, block_size, platform, has_sinks, per_head_scales,
+                    is_mla, quantized, aiter, kinds_key)
+        hit = memo.get(full_key)
+        if hit is not None:
+            return hit
+        bkey = block_size if self._conditions_ask_block_size() else None
+        parts_key = (dtype_literal, gpu_cc, head_size, bkey, platform, has_sinks, per_head_scales,
+                     is_mla, quantized, aiter)
+        parts_memo = self.__dict__.setdefault("_problems_memo", {})
+        parts = parts_memo.get(parts_key)
+        if parts is None:
+            parts = parts_memo[parts_key] = self._problems(dtype_literal, gpu_cc, head_size, bkey, platform,
+                                                           has_sinks, per_head_scales, is_mla, quantized, aiter)
+        before_block, after_block = parts
+        on = f" on {sm_name(gpu_cc)}" if gpu_cc else ""
+        probs: List[Problem] = list(before_block)
+        if block_size is not None:
+            bmemo = self.__dict__.setdefault("_block_problem_memo", {})
+            bk = (block_size, gpu_cc, head_size, dtype_literal, quantized)
+            if bk not in bmemo:
+                bmemo[bk] = None
+                if not self.supports_block_size(block_size, gpu_cc, head_size, dtype_literal, quantized):
+                    rule = self.block_rule(gpu_cc, head_size, dtype_literal, quantized) or {}
+                    bmemo[bk] = Problem("block_size", self._gate_stage(),
+                                        f"{self.label}{on} needs a block size {_size_rule_text(rule)}, not {block_size}",
+                                        self.sources, where=f"{self.label}{on}", detail=_size_rule_text(rule))
+            if bmemo[bk] is not None:
+                probs.append(bmemo[bk])
+        probs.extend(after_block)
+
+        if kinds is not None:
+            wanted = set(kinds)
+            probs = [p for p in probs if p.kind in wanted or (p.kind.startswith("constraint:") and "kv_dtype" in wanted and p.stage == "select")]
+        if not probs:
+            verdict = Verdict(True, f"{self.label}{on} accepts {dtype_literal}" if dtype_literal else f"{self.label}{on} accepts this configuration", self.sources)
+        else:
+            order = {"select": 0, "rewrite": 1, "init": 2, "runtime": 3}
+            first = min(probs, key=lambda p: order.get(p.stage, 9))
+            srcs = tuple(dict.fromkeys(s for p in probs for s in p.sources))  # first-seen order
+            verdict = Verdict(False, "; ".join(p.reason for p in probs), srcs, first.stage, tuple(probs))
+        memo[full_key] = verdict
+        return verdict
+
+    def _conditions_ask_block_size(self) -> bool:
+        """Whether a condition of this backend (a constraint, gate or size rule's `when`) reads
+        the block size; the block-size rule itself is checked separately."""
+        cached = self.__dict__.get("_asks_block")
+        if cached is None:
+            rest = {k: v for k, v in self.data.items() if k != "block_sizes"}
+            cached = '"block_sizes"' in json.dumps(rest, default=str)
+            self.__dict__["_asks_block"] = cached
+        return cached
+
+    def _problems(self, dtype_literal: Optional[str], gpu_cc: Optional[Cc], head_size: Optional[int],
+                  block_size: Optional[int], platform: Optional[str], has_sinks: bool, per_head_scales: bool,
+                  is_mla: Optional[bool], quantized: Optional[bool],
+                  aiter: Optional[bool]) -> Tuple[Tuple[Problem, ...], Tuple[Problem, ...]]:
+        """Every problem but the block size's: (those listed before it, those after it)."""
         q = self._query(dtype_literal, gpu_cc, head_size, block_size, platform, has_sinks, quantized, aiter)
         on = f" on {sm_name(gpu_cc)}" if gpu_cc else ""
         gate_stage = self._gate_stage()
         probs: List[Problem] = []
-
         if platform and self.platforms and platform not in self.platforms:
             probs.append(Problem("platform", gate_stage,
                                  f"{self.label} does not run on {platform} (only {', '.join(self.platforms)})", self.sources))
@@ -481,11 +544,8 @@ class BackendInfo:
                 probs.append(Problem("head_size", gate_stage,
                                      f"{self.label}{on} supports head sizes {_size_rule_text(rule)}, not {head_size}", self.sources,
                                      where=f"{self.label}{on}", detail=_size_rule_text(rule)))
-        if block_size is not None and not self.supports_block_size(block_size, gpu_cc, head_size, dtype_literal, quantized):
-            rule = self.block_rule(gpu_cc, head_size, dtype_literal, quantized) or {}
-            probs.append(Problem("block_size", gate_stage,
-                                 f"{self.label}{on} needs a block size {_size_rule_text(rule)}, not {block_size}", self.sources,
-                                 where=f"{self.label}{on}", detail=_size_rule_text(rule)))
+        before = tuple(probs)
+        probs = []
         if gpu_cc is not None:
             ok, msg, src = self._gate("compute_capability", q)
             if ok is False:
@@ -509,17 +569,7 @@ class BackendInfo:
                                      f"{self.label}{alias}{on} does not take static per-head KV scales" + (f": {msg}" if msg else ""), src,
                                      where=f"{self.label}{alias}{on}", detail=msg))
 
-        if kinds is not None:
-            wanted = set(kinds)
-            probs = [p for p in probs if p.kind in wanted or (p.kind.startswith("constraint:") and "kv_dtype" in wanted and p.stage == "select")]
-        if not probs:
-            return Verdict(True, f"{self.label}{on} accepts {dtype_literal}" if dtype_literal else f"{self.label}{on} accepts this configuration", self.sources)
-        order = {"select": 0, "rewrite": 1, "init": 2, "runtime": 3}
-        first = min(probs, key=lambda p: order.get(p.stage, 9))
-        srcs: List[Source] = []
-        for p in probs:
-            srcs.extend(s for s in p.sources if s not in srcs)
-        return Verdict(False, "; ".join(p.reason for p in probs), tuple(srcs), first.stage, tuple(probs))
+        return before, tuple(probs)
 
 
 def guess_quantized(literal: str) -> bool:

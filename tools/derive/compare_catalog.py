@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO))
 
 import table as T  # noqa: E402
-from kvlint.catalog.engines import load_engine_catalog  # noqa: E402
+from kvlint.catalog.engines import guess_quantized, load_engine_catalog  # noqa: E402
 from kvlint.catalog.selection import predict_backend  # noqa: E402
 
 REASON_PRED = {
@@ -215,8 +215,10 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
                                     continue
                                 kw = VARIANT_KW[variant]
                                 # devices the catalog cannot tell apart (ROCm: no compute
-                                # capability) ask the same question once
-                                pkey = (da["cc"], da["vendor"], da["aiter"], d, h, mla, variant, bs)
+                                # capability) ask the same question once, and so do block
+                                # sizes that every backend of the release takes or refuses alike
+                                pkey = (da["cc"], da["vendor"], da["aiter"], d, h, mla, variant,
+                                        block_class(rel, da, mla, d, h, bs))
                                 if pkey not in predicted:
                                     predicted[pkey] = predict_backend(
                                         rel, da["cc"], da["vendor"], d, h, mla,
@@ -245,6 +247,31 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
                                 groups[("select", "MLA" if mla else "non-MLA", what,
                                         f"{detail}({wtxt})")].append((version, dev, variant, d, h, bs))
     return {"known": True, "proxy": proxy, **counts}
+
+
+def block_class(rel, da: dict, mla: bool, dtype: str, head: int, bs) -> tuple:
+    """What the catalog can see of a block size for one cell: whether each backend of the
+    release takes it. predict_backend's answer depends on the block size only through that,
+    unless a selection guard or a backend condition names block sizes (then the size itself)."""
+    memo = rel.__dict__.setdefault("_compare_block_class", {})
+    key = (da["cc"], da["platform"], mla, dtype, head, bs)
+    if key not in memo:
+        if bs == "default":
+            memo[key] = ("default",)
+        else:
+            rule = rel.selection_rule(da["platform"], mla, da["cc"] if da["platform"] == "cuda" else None)
+            # the backends predict_backend may ask: the rule's candidates
+            cands = [rel.backend(i if isinstance(i, str) else i["backend"], platform=da["platform"], is_mla=mla)
+                     for i in (rule.order if rule is not None else ())]
+            cands = [b for b in cands if b is not None]
+            by_size = rule is not None and "block_sizes" in json.dumps(rule.order, default=str)
+            if by_size or any(b._conditions_ask_block_size() for b in cands):
+                memo[key] = ("size", bs)
+            else:
+                info = rel.dtype(dtype)  # the quantized flag predict_backend hands accepts()
+                q = info.quantized if info else guess_quantized(dtype)
+                memo[key] = tuple(b.supports_block_size(bs, da["cc"], head, dtype, q) for b in cands)
+    return memo[key]
 
 
 def _fact(groups, counts, version, ok, subject, what, where):

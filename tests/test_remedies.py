@@ -184,3 +184,66 @@ def test_a_broken_search_is_caught(monkeypatch) -> None:
     monkeypatch.setattr(RemedySearch, "_other_backends", unchecked)
     _, failures = check_remedies(itertools.islice(grid(), 120))
     assert failures and all("after the fix" in f for f in failures), failures[:3]
+
+
+# -- the phrases, on a small catalog whose facts the test states (so the expected text follows
+# from them, not from kvlint's output): backend A takes fp8 before 2.0 and again from 3.0, B takes
+# only the model dtype.
+
+def _toy(versions: List[str]) -> Any:
+    from kvlint.catalog import Catalogs
+    from kvlint.catalog.engines import EngineCatalog
+
+    src = [{"url": "https://example.com/toy"}]
+    doc = {
+        "engine": "toy",
+        "releases": [{"versions": versions, "sources": src}],
+        "dtypes": [{"literal": "auto", "format": "model", "sources": src},
+                   {"literal": "fp8", "format": "fp8_e4m3", "quantized": True, "sources": src},
+                   {"literal": "fp8_e5m2", "format": "fp8_e5m2", "quantized": True, "sources": src},
+                   {"literal": "int8", "format": "int8", "quantized": True, "sources": src}],
+        "backends": [
+            {"name": "A", "platforms": ["cuda"], "mla": False, "sources": src,
+             "kv_cache_dtypes": [{"dtypes": ["auto"]}, {"dtypes": ["fp8"], "versions": "<2"},
+                                 {"dtypes": ["fp8"], "versions": ">=3"}]},
+            {"name": "B", "platforms": ["cuda"], "mla": False, "sources": src,
+             "kv_cache_dtypes": [{"dtypes": ["auto"]}]},
+        ],
+    }
+    return Catalogs(engines=EngineCatalog({"toy": doc}), gpus=CATALOGS.gpus, models=CATALOGS.models)
+
+
+def _remedy(versions: List[str], version: str, literal: str, pinned: str) -> Tuple[str, List[Any]]:
+    from kvlint.resolve.remedy import RemedySearch, Setup
+
+    catalogs = _toy(versions)
+    gpu = CATALOGS.gpus.get("H100-SXM-80GB").info()
+    setup = Setup("toy", literal, literal, gpu, 128, None, False, False, False, pinned, pinned, "bf16")
+    return RemedySearch(catalogs, catalogs.engines.release("toy", version), setup).remedy("kv_dtype")
+
+
+@pytest.mark.parametrize("versions, version, literal, pinned, text, fix", [
+    # another backend of this release takes it
+    (["1.0", "2.0", "3.0"], "1.0", "fp8", "B", "; on this release and GPU A accepts this configuration",
+     {"action": "backend", "backend": "A"}),
+    # the pinned backend takes it again from 3.0; a same-format dtype does not help on 2.0
+    (["1.0", "2.0", "3.0"], "2.0", "fp8", "A", "; no backend of this release accepts it here; A does from toy 3.0",
+     {"action": "release", "backend": "A", "release": "3.0"}),
+    # no later release: the newest earlier one that did
+    (["1.0", "2.0"], "2.0", "fp8", "A",
+     "; no later catalogued toy release accepts this on H100-SXM-80GB; A on toy 1.0 did",
+     {"action": "release", "backend": "A", "release": "1.0"}),
+    # nothing anywhere
+    (["1.0", "2.0", "3.0"], "1.0", "int8", "A", "; no catalogued toy release accepts this on H100-SXM-80GB", None),
+    # fp8_e5m2 -> fp8: same storage size, accepted by the pinned backend here
+    (["1.0", "2.0", "3.0"], "1.0", "fp8_e5m2", "A",
+     "; no catalogued toy release accepts this on H100-SXM-80GB; use kv_cache.dtype fp8, which A accepts here",
+     {"action": "dtype", "dtype": "fp8"}),
+])
+def test_remedy_phrases_follow_the_catalog(versions, version, literal, pinned, text, fix) -> None:
+    said, found = _remedy(versions, version, literal, pinned)
+    assert said == text
+    if fix is None:
+        assert found == []
+    else:
+        assert len(found) == 1 and {k: getattr(found[0], k) for k in fix} == fix

@@ -482,3 +482,51 @@ def test_rendered_helm_output_on_standard_input(tmp_path, monkeypatch):
     # a script on standard input is read by its #! line
     script = invoke(["check", "--output-format", "json", "-"], input=VLLM_NATIVE["serve.sh"])
     assert _findings(json.loads(script.stdout)["diagnostics"]) == _findings(_check("manifest.yaml"))
+
+
+ENV_AND_FLAG = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  annotations: {{kvlint.dev/gpu: H100-SXM-80GB}}
+spec:
+  containers:
+    - name: e
+      image: vllm/vllm-openai:v{release}
+      env:
+        - {{name: VLLM_ATTENTION_BACKEND, value: FLASHINFER}}
+      args: [--model, meta-llama/Llama-3.1-8B-Instruct, --attention-backend, {flag}]
+"""
+
+
+@pytest.mark.parametrize("release, flag, expected", [
+    # vllm/config/attention.py L93 (v0.13.0, v0.14.1): AttentionConfig.__post_init__ copies the
+    # variable into attention_config.backend; vllm/engine/arg_utils.py L1646-1651 (v0.13.0) and
+    # L1692-1697 (v0.14.1) raise "attention_backend and attention_config.backend are mutually
+    # exclusive" when --attention-backend is given too, even when both name the same backend.
+    ("0.13.0", "FLASH_ATTN", "KV312"),
+    ("0.14.1", "FLASHINFER", "KV312"),
+    # 0.15.0 dropped the variable from vllm/envs.py: it is ignored, and the flag runs
+    ("0.15.0", "FLASH_ATTN", "KV313"),
+])
+def test_an_environment_variable_beside_the_backend_flag(release, flag, expected, tmp_path, monkeypatch):
+    manifest = VLLM_MANIFEST.replace('"0.19.1"', f'"{release}"').replace(
+        "  attention_backend: FLASH_ATTN\n",
+        f"  attention_backend: {flag}\n  env: {{VLLM_ATTENTION_BACKEND: FLASHINFER}}\n").replace(
+        "kv_cache:\n  dtype: fp8_e5m2\n", "kv_cache:\n  dtype: auto\n")
+    _write(tmp_path, {"manifest.yaml": manifest, "pod.yaml": ENV_AND_FLAG.format(release=release, flag=flag)})
+    monkeypatch.chdir(tmp_path)
+    native = _check("pod.yaml")
+    assert expected in {d["code"] for d in native}
+    assert {d["code"] for d in _check("manifest.yaml")} >= {expected}
+    if expected == "KV312":
+        (finding,) = [d for d in native if d["code"] == "KV312"]
+        line = ENV_AND_FLAG.format(release=release, flag=flag).splitlines()[11]
+        assert (finding["line"], finding["column"]) == (12, line.index(flag) + 1)
+        assert "mutually exclusive" in finding["message"]
+    # without the variable the flag alone is fine on every one of these releases
+    alone = ENV_AND_FLAG.format(release=release, flag=flag).replace(
+        "      env:\n        - {name: VLLM_ATTENTION_BACKEND, value: FLASHINFER}\n", "")
+    (tmp_path / "alone.yaml").write_text(alone, encoding="utf-8")
+    assert not {"KV312", "KV313"} & {d["code"] for d in _check("alone.yaml")}

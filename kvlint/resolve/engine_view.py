@@ -277,6 +277,18 @@ class EngineView:
             if info.status in ("ignored", "removed"):
                 ignored.append({"setting": "VLLM_ATTENTION_BACKEND", "pointer": "/engine/env/VLLM_ATTENTION_BACKEND",
                                 "value": str(env["VLLM_ATTENTION_BACKEND"]), "detail": info.message or info.status})
+            elif info.status == "deprecated" and backend and backend.lower() != "auto":
+                # 0.13-0.14: AttentionConfig.__post_init__ copies the variable into attention_config.backend
+                # (vllm/config/attention.py L93, v0.13.0/v0.14.1), and create_engine_config raises when
+                # --attention-backend is given beside it (vllm/engine/arg_utils.py L1646-1651 v0.13.0,
+                # L1692-1697 v0.14.1), whether or not the two agree.
+                unavailable.append({
+                    "feature": "attention_backend_env", "pointer": "/engine/attention_backend",
+                    "what": f"attention_backend {backend} (--attention-backend) beside "
+                            f"VLLM_ATTENTION_BACKEND={env['VLLM_ATTENTION_BACKEND']}",
+                    "detail": "this release copies VLLM_ATTENTION_BACKEND into attention_config.backend, and "
+                              "start-up stops with ValueError('attention_backend and attention_config.backend "
+                              "are mutually exclusive'); keep one of the two"})
         if scales.get("source") == "warmup":
             info = self.release.feature("calculate_kv_scales")
             if info.status in ("absent", "removed", "unknown") or self.engine != "vllm":

@@ -30,6 +30,7 @@ HEADER = """\
 # disagreement not listed here, on a listed one that no longer occurs, and when its releases move.
 # Reasons: "derivation limit" = the table does not show what a deployed engine does there (the
 # catalog follows the cited code); "ROCm before 0.18" = the platform never asks the class;
+# "decision" = the catalog models a deployment the table's plain pip install is not (said why);
 # "open" = a catalog fact still to correct (its code location is in catalog_disagreements.txt).
 # Regenerate with `python tools/derive/update_known.py` (keeps the reasons of the ones still found).
 """
@@ -40,7 +41,9 @@ DEFAULT = ("open: not yet corrected in the catalog (found by tools/derive/compar
 ROCM_NO_VALIDATION = (
     "ROCm before 0.18 never calls validate_configuration: RocmPlatform.get_attn_backend_cls is hard-coded and "
     "returns the named backend (vllm/platforms/rocm.py v0.15.0 L229-339), so the class's answer is not what the "
-    "engine does there; the catalog keeps the backend's own lists")
+    "engine does there; the catalog keeps the lists these backends validate from 0.18 (every ROCm cell of the 0.18-0.33 "
+    "tables agrees), and what their impls do before 0.18 with a dtype the class does not list needs a GPU (the "
+    "backends stay verified: false)")
 FLASHINFER_SINKS_OFFLINE = (
     "derivation limit: FlashInfer's attention sinks need TRTLLM kernels whose cubins come from the flashinfer-cubin "
     "package or NVIDIA's artifactory (vllm/utils/flashinfer.py has_nvidia_artifactory); releases whose wheel does not "

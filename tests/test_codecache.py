@@ -10,6 +10,7 @@ import marshal
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -18,14 +19,27 @@ from conftest import REPO_ROOT
 from kvlint.cli import codecache
 
 
-def _make_class():
-    @dataclasses.dataclass(frozen=True)
-    class Point:
-        x: int
-        y: int = 2
-        tags: tuple = dataclasses.field(default_factory=tuple)
+_POINT = """
+import dataclasses
 
-    return Point
+@dataclasses.dataclass(frozen=True)
+class Point:
+    x: int
+    y: int = 2
+    tags: tuple = dataclasses.field(default_factory=tuple)
+"""
+
+
+def _make_class(module_name="kvlint.codecache_probe"):
+    """A fresh frozen dataclass defined in a module named `module_name` (the table keeps only
+    kvlint's own classes)."""
+    module = types.ModuleType(module_name)
+    sys.modules[module_name] = module
+    try:
+        exec(_POINT, module.__dict__)
+    finally:
+        del sys.modules[module_name]
+    return module.Point
 
 
 def _codes(cls):
@@ -67,11 +81,21 @@ def test_classes_are_the_same_with_the_table_cold_and_warm(table):
     assert _codes(plain) == _codes(cold) == _codes(warm)
     for cls in (cold, warm):
         point = cls(1)
-        assert (point.x, point.y, point.tags, repr(point)) == (1, 2, (), f"{cls.__qualname__}(x=1, y=2, tags=())")
+        assert (point.x, point.y, point.tags, repr(point)) == (1, 2, (), "Point(x=1, y=2, tags=())")
         assert point == cls(1, 2) and hash(point) == hash(cls(1, 2)) and point != cls(1, 3)
         with pytest.raises(dataclasses.FrozenInstanceError):
             point.x = 3  # type: ignore[misc]
     assert "exec" not in vars(dataclasses)  # the hook is gone after the block
+
+
+def test_classes_of_other_packages_are_compiled_as_usual_and_not_kept(table):
+    with codecache.cached_dataclass_methods():
+        cls = _make_class("someone_else.models")
+    assert cls(1) == cls(1, 2) and not table.exists()
+    with codecache.cached_dataclass_methods():
+        _make_class()
+    _, entries = marshal.loads(table.read_bytes())
+    assert len(entries) == 6  # __init__, __repr__, __eq__, __hash__, __setattr__, __delattr__
 
 
 def test_a_damaged_or_foreign_table_is_ignored_and_rewritten(table):
@@ -92,7 +116,7 @@ def test_a_table_entry_that_is_not_code_is_compiled_afresh(table):
     table.write_bytes(marshal.dumps((header, {source: "not code" for source in entries})))
     with codecache.cached_dataclass_methods():
         cls = _make_class()
-    assert repr(cls(0)) == f"{cls.__qualname__}(x=0, y=2, tags=())"
+    assert repr(cls(0)) == "Point(x=0, y=2, tags=())"
 
 
 def test_no_table_under_kvlint_no_cache_or_without_bytecode_writing(tmp_path, monkeypatch):

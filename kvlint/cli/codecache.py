@@ -4,8 +4,8 @@
 frozen, `__setattr__`/`__delattr__`) and compiles it when the class is created, on every run:
 the check's ~60 dataclasses cost ~50 ms of compiling, a third of `kvlint check`'s start-up on
 one manifest (measured: benchmarks/startup.py). While `cached_dataclass_methods()` is active, the
-`dataclasses` module compiles through a table from source text to code object, read at the start
-and written back (only when it grew) at the end. A source is compiled exactly as
+`dataclasses` module compiles kvlint's classes through a table from source text to code object,
+read at the start and written back (only when it grew) at the end. A source is compiled exactly as
 `dataclasses` would (`exec` of the text, no inherited compiler flags), so the classes are the same
 with the table or without; only the compiling is skipped.
 
@@ -74,6 +74,11 @@ def _write(path: str, table: Dict[str, CodeType]) -> None:
             pass
 
 
+def _is_kvlint(namespace: object) -> bool:
+    name = namespace.get("__name__") if isinstance(namespace, dict) else None
+    return isinstance(name, str) and (name == "kvlint" or name.startswith("kvlint."))
+
+
 @contextmanager
 def cached_dataclass_methods() -> Iterator[None]:
     """Within this block, dataclasses compile their methods through the table."""
@@ -86,7 +91,9 @@ def cached_dataclass_methods() -> Iterator[None]:
     added = []
 
     def exec_(source, *args, **kwargs):
-        if type(source) is str:
+        # Only kvlint's own classes (dataclasses passes the class's module globals): the table
+        # stays the size of kvlint's ~350 methods whatever else a run imports (torch, for smoke).
+        if type(source) is str and args and _is_kvlint(args[0]):
             code = table.get(source)
             if type(code) is not CodeType:
                 # dataclasses runs exec(text) from its own module, which has no __future__ imports

@@ -48,6 +48,8 @@ class CheckContext:
 
 @dataclass
 class Analysis:
+    """One document analyzed: its resolved Deployment, its capacity result and its facts."""
+
     deployment: Optional[Deployment]
     capacity: Optional[CapacityResult]
     facts: Dict[str, Any]

@@ -28,6 +28,8 @@ CONFIG_FILES = ("kvlint.toml", "pyproject.toml")
 
 @dataclass(frozen=True)
 class Config:
+    """kvlint's settings from kvlint.toml or pyproject.toml and the command line."""
+
     path: Optional[Path] = None
     select: Tuple[str, ...] = ("ALL",)
     extend_select: Tuple[str, ...] = ()

@@ -77,6 +77,8 @@ class LayerGeometry:
 
 @dataclass(frozen=True)
 class ModelGeometry:
+    """The model's shape as the KV cache sees it: layers, heads, head size, dtype."""
+
     name: str
     num_layers: int
     num_attention_heads: Optional[int]
@@ -114,6 +116,8 @@ class LayerPlan:
 
 @dataclass(frozen=True)
 class GpuInfo:
+    """The GPU the deployment runs on, as far as the KV cache cares."""
+
     id: str
     vendor: Literal["nvidia", "amd"]
     memory_bytes: Optional[int]  # as the CUDA/ROCm runtime reports it, or the override; None = unknown
@@ -128,6 +132,8 @@ class GpuInfo:
 
 @dataclass(frozen=True)
 class ScaleLayout:
+    """How the quantized cache's scales are laid out and where they come from."""
+
     granularity: Optional[ScaleGranularity]  # None for unquantized caches
     source: Optional[ScaleSource]
     derived: bool = False  # True when kvlint derived it rather than reading it from the manifest
@@ -135,6 +141,8 @@ class ScaleLayout:
 
 @dataclass(frozen=True)
 class MemoryPlan:
+    """The memory figures that size the KV pool on one GPU."""
+
     device_memory_bytes: Optional[int]  # per GPU, as the runtime reports it (or the override)
     gpu_memory_utilization: Optional[float]  # as written (vLLM gpu_memory_utilization, SGLang
     #   mem_fraction_static, TensorRT-LLM free_gpu_memory_fraction); None = engine default
@@ -149,6 +157,8 @@ class MemoryPlan:
 
 @dataclass(frozen=True)
 class Targets:
+    """The capacity targets of the manifest (`targets`)."""
+
     min_concurrency: Optional[float] = None
     min_kv_tokens: Optional[int] = None
     planned_kv_tokens: Optional[int] = None
@@ -182,6 +192,8 @@ class GgmlPlan:
 
 @dataclass(frozen=True)
 class Deployment:
+    """One deployment resolved: engine, release, backend, GPU, model and KV-cache plan."""
+
     file: str
     name: str
     engine: Literal["vllm", "sglang", "tensorrt-llm", "llama.cpp", "ollama"]

@@ -58,6 +58,8 @@ class Related:
 
 @dataclass(frozen=True)
 class Finding:
+    """One finding: the rule, its message, and the file position it points at."""
+
     code: str
     name: str
     severity: str

@@ -100,6 +100,8 @@ def _yaml11_only(tag: str, value: str) -> bool:
 
 @dataclass(frozen=True)
 class Suppression:
+    """One `# kvlint: ignore[...]` comment: the line it covers, the codes and the reason."""
+
     line: int  # line of the comment
     column: int
     target_line: int  # the line whose findings it suppresses
@@ -109,6 +111,8 @@ class Suppression:
 
 @dataclass
 class Document:
+    """One YAML document of a file, with the span of each value and key by JSON pointer."""
+
     file: str
     index: int  # 0-based position in the file
     data: Any
@@ -133,6 +137,8 @@ class Document:
 
 @dataclass
 class LoadedFile:
+    """One file read: its text, its documents, its suppressions and the findings of loading it."""
+
     path: str
     text: str
     documents: List[Document] = field(default_factory=list)

@@ -39,6 +39,8 @@ except AttributeError:  # pragma: no cover
 
 @dataclass(frozen=True)
 class Rule:
+    """One rule as its YAML file defines it: code, name, severity, message, condition and sources."""
+
     code: str
     name: str
     severity: str
@@ -82,6 +84,8 @@ class Rule:
 
 @dataclass
 class Rulebook:
+    """The rules by code and by name, with their compiled conditions."""
+
     rules: Dict[str, Rule] = field(default_factory=dict)  # by code
     by_name: Dict[str, str] = field(default_factory=dict)  # name -> code
     _validators: Dict[str, Any] = field(default_factory=dict)

@@ -81,6 +81,8 @@ def _reach(data: Any, tokens: Sequence[str]) -> Tuple[int, Any]:
 
 @dataclass
 class Variant:
+    """One expanded variant of an Ablation: its overrides applied to the base, and where each came from."""
+
     index: int
     name: str
     overrides: Dict[str, Any]
@@ -120,6 +122,8 @@ class Variant:
 
 @dataclass
 class Expansion:
+    """An Ablation document expanded: its base, its variants, and the problems found on the way."""
+
     name: Optional[str]
     base: Optional[Dict[str, Any]]
     base_inline: bool
@@ -267,6 +271,8 @@ def _show(value: Any) -> str:
 
 @dataclass(frozen=True)
 class AxisValue:
+    """One variant's value on one ablation axis: what is compared, and how a message shows it."""
+
     compare: Any  # what is compared
     shown: str  # how the message shows it
 
@@ -384,6 +390,8 @@ def has_results(results: Any) -> bool:
 
 @dataclass
 class AnalyzedVariant:
+    """A variant with its analysis, its values on each axis and the ablation step it takes."""
+
     variant: Variant
     analysis: Analysis
     axes: Dict[str, AxisValue]

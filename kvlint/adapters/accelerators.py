@@ -118,6 +118,8 @@ _AMD = re.compile(r"MI3[0-9]{2}X", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class GpuGuess:
+    """The GPU a node label or instance type names, with a remark when it is not clear-cut."""
+
     gpu: Optional[str]  # catalog id or alias; None when the label names several GPUs
     note: str  # extra remark (MIG slice, ambiguity), "" if none
     per_node: Optional[int] = None  # GPUs on such a node (instance types only)

@@ -146,6 +146,8 @@ LLAMA_PROGRAMS = frozenset({"llama-server", "llama-cli"})
 
 @dataclass(frozen=True)
 class Invocation:
+    """Where an engine's command starts in an argv: the engine, the form it was called by, the indices."""
+
     engine: str  # "vllm", "sglang", "tensorrt-llm", "llama.cpp", "ollama"
     form: str  # "vllm serve", "api_server", "sglang serve", "launch_server", "trtllm-serve", "entrypoint",
     #            "llama-server", "llama-cli", "ollama serve"
@@ -205,6 +207,8 @@ def mentions_engine(text: str) -> bool:
 
 @dataclass(frozen=True)
 class Setting:
+    """One manifest setting read from the engine's arguments, with the spans it came from."""
+
     pointer: str
     value: Any
     span: Span  # the value as written
@@ -214,6 +218,8 @@ class Setting:
 
 @dataclass
 class ParsedCommand:
+    """An engine command line parsed: its settings, the flags as used, the problems found."""
+
     engine: str
     form: str
     span: Span  # from the command word to the last argument

@@ -99,6 +99,8 @@ _RULES = {
 
 @dataclass(frozen=True)
 class FlagSpec:
+    """One engine flag as its argument parser registers it, with the releases that have it."""
+
     engine: str
     spelling: str  # as registered, e.g. "--kv-cache-dtype", "-tp"
     dest: str

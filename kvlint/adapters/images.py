@@ -23,6 +23,8 @@ _ROCM_VLLM = re.compile(r"_vllm_(?P<v>\d+(?:\.\d+){1,3})")
 
 @dataclass(frozen=True)
 class ImageRef:
+    """A container image reference split into registry, repository, tag and digest."""
+
     raw: str
     registry: str  # "" for Docker Hub
     repository: str  # "vllm/vllm-openai", "nvidia/tensorrt-llm/release"
@@ -32,6 +34,8 @@ class ImageRef:
 
 @dataclass(frozen=True)
 class ImageEngine:
+    """The engine and release an image reference implies, or why its release is unknown."""
+
     engine: str  # vllm | sglang | tensorrt-llm | llama.cpp | ollama
     release: Optional[str]
     why_unknown: str  # when release is None: why, and how to supply it

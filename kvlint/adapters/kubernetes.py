@@ -45,6 +45,8 @@ WORKLOAD_KINDS = frozenset(
 
 @dataclass(frozen=True)
 class PodSpec:
+    """Where one pod template of a workload keeps its containers and scheduling fields."""
+
     role: str  # "" or "leader"/"worker"/"prefill"
     spec: str  # pointer of the object holding containers / nodeSelector / affinity
     meta: Optional[str]  # pointer of the pod template's metadata

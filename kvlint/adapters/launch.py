@@ -63,6 +63,8 @@ class Launch:
 
 @dataclass
 class LaunchResult:
+    """The engine launches found in a container's command, and the problems found reading it."""
+
     launches: List[Launch] = field(default_factory=list)
     problems: List[Problem] = field(default_factory=list)
     shell_script: bool = False  # the argv ran a shell script

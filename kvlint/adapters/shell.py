@@ -56,6 +56,8 @@ class Word:
 
 @dataclass(frozen=True)
 class Operator:
+    """A shell control operator (`;`, `&&`, `|`, a newline) with its source offsets."""
+
     text: str
     start: int
     end: int
@@ -63,6 +65,8 @@ class Operator:
 
 @dataclass(frozen=True)
 class ShellProblem:
+    """Why a shell script could not be read to its end, and where."""
+
     code: str  # "unterminated-quote", "unterminated-expansion", "unterminated-heredoc"
     message: str
     start: int
@@ -81,6 +85,8 @@ class Command:
 
 @dataclass
 class Script:
+    """A shell script read into simple commands, with the problems found."""
+
     commands: List[Command] = field(default_factory=list)
     problems: List[ShellProblem] = field(default_factory=list)
 

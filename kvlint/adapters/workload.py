@@ -65,6 +65,8 @@ def is_engine_env(name: str) -> bool:
 
 @dataclass(frozen=True)
 class Fact:
+    """One value read from a native file, with where it was written and how it was found."""
+
     value: Any
     span: Span
     provenance: str
@@ -73,6 +75,8 @@ class Fact:
 
 @dataclass
 class Draft:
+    """What one native workload or command says, gathered before it becomes a kvlint/v1 manifest."""
+
     file: str
     format: str
     name: str  # Adapted.name

@@ -181,6 +181,8 @@ def retained_positions(layer: LayerGeometry, tokens: int) -> int:
 
 @dataclass(frozen=True)
 class PerTokenBytes:
+    """KV-cache bytes one token costs over all layers: payload, scales, and what BF16 would cost."""
+
     payload_bytes: int
     scale_bytes: int
     bf16_bytes: int
@@ -237,6 +239,8 @@ def per_token(deployment: Deployment) -> Optional[PerTokenBytes]:
 
 @dataclass(frozen=True)
 class StaticScaleBytes:
+    """Bytes of the per-model static scales (K/V, and Q where the engine keeps them)."""
+
     kv_bytes: int  # K and V scales, once per model
     qkv_bytes: int  # plus Q scales
     granularity: Optional[str]
@@ -274,6 +278,8 @@ def static_scales(deployment: Deployment) -> Optional[StaticScaleBytes]:
 
 @dataclass(frozen=True)
 class SequenceBytes:
+    """KV-cache bytes of one sequence of `tokens` tokens, with the windowed and skipped layers counted."""
+
     tokens: int
     payload_bytes: int
     scale_bytes: int

@@ -92,6 +92,8 @@ class PoolBand:
 
 @dataclass(frozen=True)
 class PoolEstimate:
+    """The KV pool per GPU as estimated (or given), with its assumptions and the terms it subtracts."""
+
     pool_bytes: Optional[int]  # None when it cannot be computed; may be <= 0 (pool exhausted)
     assumptions: Tuple[str, ...]
     gpu_memory_utilization: Optional[float] = None

@@ -145,6 +145,8 @@ class Difference:
 
 @dataclass(frozen=True)
 class CapacityResult:
+    """The capacity report of one deployment: per-token and per-sequence bytes and what the engine allocates."""
+
     file: str
     name: str
     engine_name: str

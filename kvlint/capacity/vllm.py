@@ -56,6 +56,8 @@ def _cdiv(a: int, b: int) -> int:
 
 @dataclass(frozen=True)
 class _LayerSpec:
+    """One layer as vLLM's KV-cache spec sees it: attention kind, format, bytes per token, block size."""
+
     index: int
     kind: str  # full | sliding | chunked
     window: Optional[int]
@@ -147,6 +149,8 @@ def _hybrid_disabled(deployment: Deployment, specs: Sequence[_LayerSpec],
 
 @dataclass(frozen=True)
 class _StagePlan:
+    """One pipeline stage's KV-cache groups and block bytes, or the error vLLM stops with at start-up."""
+
     groups: Tuple[LayerGroupCapacity, ...]
     bytes_per_block: int
     block_size: int

@@ -18,6 +18,8 @@ from kvlint.resources import catalog_dir
 
 @dataclass(frozen=True)
 class Catalogs:
+    """The engine, GPU and model catalogs a check reads."""
+
     engines: EngineCatalog
     gpus: GpuCatalog
     models: ModelCatalog

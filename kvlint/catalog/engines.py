@@ -46,6 +46,8 @@ Cc = Tuple[int, int]
 
 @dataclass(frozen=True)
 class Source:
+    """Where a catalog fact comes from: repository, path and release, or a URL, with a note."""
+
     repo: Optional[str] = None
     path: Optional[str] = None
     release: Optional[str] = None
@@ -83,6 +85,8 @@ def _sources(entry: Mapping[str, Any]) -> Sources:
 
 @dataclass(frozen=True)
 class Verdict:
+    """Whether a configuration runs on an engine release, and if not, at which stage and why."""
+
     ok: bool
     reason: str = ""
     sources: Sources = ()
@@ -95,6 +99,8 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Problem:
+    """One reason a configuration fails: the constraint that fails, at which stage, and its sources."""
+
     kind: str  # kv_dtype | head_size | block_size | compute_capability | sinks | per_head_scales | mla | platform | constraint id
     stage: str
     reason: str
@@ -107,6 +113,8 @@ class Problem:
 
 @dataclass(frozen=True)
 class DtypeInfo:
+    """One `kv_cache_dtype` literal of an engine release: the cache format it stores and what it needs."""
+
     literal: str
     format: Optional[str]  # CacheFormatId, "model" (the model dtype) or None (no kvlint format)
     quantized: bool
@@ -138,6 +146,8 @@ class DtypeInfo:
 
 @dataclass(frozen=True)
 class FeatureInfo:
+    """Whether an engine release has a feature (available, deprecated, ignored, removed, absent)."""
+
     name: str
     available: bool
     status: str  # available | deprecated | ignored | removed | absent | unknown
@@ -148,6 +158,8 @@ class FeatureInfo:
 
 @dataclass(frozen=True)
 class DefaultInfo:
+    """An engine release's default value for one setting."""
+
     name: str
     value: Any
     note: str = ""
@@ -157,6 +169,8 @@ class DefaultInfo:
 
 @dataclass(frozen=True)
 class RewriteInfo:
+    """A setting an engine release changes on its own when a condition holds, and the message it logs."""
+
     id: str
     when: Mapping[str, Any]
     set: Mapping[str, Any]
@@ -297,6 +311,8 @@ def _size_ok(v: Mapping[str, Any], n: int) -> bool:
 
 @dataclass(frozen=True)
 class BackendInfo:
+    """One attention backend as an engine release has it: platforms, dtypes, head sizes, block sizes."""
+
     name: str
     engine: str
     version: str  # the release this view is for
@@ -581,6 +597,8 @@ def guess_quantized(literal: str) -> bool:
 
 @dataclass(frozen=True)
 class SelectionRule:
+    """How an engine release's automatic backend selection orders backends for one platform and GPU."""
+
     platform: str
     mla: bool
     gpu: Mapping[str, Any]
@@ -593,6 +611,8 @@ class SelectionRule:
 
 @dataclass(frozen=True)
 class EngineRelease:
+    """The catalog's view of one engine release: dtypes, backends, features, defaults, selection, rewrites."""
+
     engine: str
     version: str
     dtypes: Mapping[str, DtypeInfo]
@@ -691,6 +711,8 @@ class EngineRelease:
 
 @dataclass(frozen=True)
 class EngineCatalog:
+    """The engines' catalog data, with each release's view built on first use."""
+
     # engine -> merged document (lists concatenated in file order)
     data: Mapping[str, Mapping[str, Any]]
     files: Tuple[str, ...] = ()

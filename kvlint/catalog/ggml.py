@@ -69,6 +69,8 @@ def _far_from_boundary(build: str, spec: str) -> bool:
 
 @dataclass(frozen=True)
 class Fact:
+    """One llama.cpp or Ollama fact for a release, with its sources and whether its range is verified."""
+
     name: str
     value: Any
     verified: bool = True

@@ -122,6 +122,8 @@ _VENDOR_PREFIXES = re.compile(r"^(nvidia|amd|tesla|geforce|instinct|radeon|quadr
 
 @dataclass(frozen=True)
 class GpuEntry:
+    """One GPU of the catalog: memory, compute capability, FP8/FP4 support, and what is unverified."""
+
     id: str
     name: str
     aliases: Tuple[str, ...]

@@ -42,6 +42,8 @@ WEIGHT_DTYPE_BYTES: Dict[str, float] = {
 
 @dataclass(frozen=True)
 class MlaSpec:
+    """The multi-head latent attention dimensions of a model (DeepSeek-style MLA)."""
+
     kv_lora_rank: int
     qk_rope_head_dim: int
     qk_nope_head_dim: Optional[int] = None
@@ -55,6 +57,8 @@ class MlaSpec:
 
 @dataclass(frozen=True)
 class ModelEntry:
+    """One model of the catalog: the geometry that sizes its KV cache, layer by layer."""
+
     id: str
     aliases: Tuple[str, ...]
     model_type: Optional[str]

@@ -28,6 +28,8 @@ _ALL_KINDS = ("platform", "mla", "kv_dtype", "head_size", "block_size", "compute
 
 @dataclass(frozen=True)
 class Selection:
+    """The backend an engine's automatic selection ends up with, the ones it skipped, and whether it fails."""
+
     backend: Optional[str]  # what the engine ends up using; None = no valid backend
     first_choice: str  # the first candidate the selector considered ("" if none)
     rejected: Tuple[Tuple[str, str], ...]  # (backend, reason) skipped before `backend`

@@ -74,6 +74,8 @@ class Regression:
 
 @dataclass(frozen=True)
 class DeploymentDiff:
+    """One deployment compared between the base and the head: its figures and findings on both sides."""
+
     file: str  # repository-relative path
     name: str  # metadata.name (or "#N" for an unnamed document; "name/variant" for ablations)
     status: str  # added | removed | changed | unchanged
@@ -94,6 +96,8 @@ class DeploymentDiff:
 
 @dataclass
 class DiffResult:
+    """What `kvlint diff` found between the base ref and the working tree."""
+
     base_ref: str
     base_commit: Optional[str]  # None when the ref is an unborn HEAD (first commit)
     deployments: List[DeploymentDiff]

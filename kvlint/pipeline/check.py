@@ -24,6 +24,8 @@ __all__ = ["CheckContext", "CheckResult", "analyze_file", "run_check"]
 
 @dataclass
 class CheckResult:
+    """What a check of some files found: the files, the findings and how many documents."""
+
     files: List[LoadedFile]
     findings: List[Finding]
     documents: int

@@ -37,6 +37,8 @@ def _finite(document: Document) -> Document:
 
 @dataclass
 class DocumentAnalysis:
+    """The findings of one document's analysis."""
+
     findings: List[Finding] = field(default_factory=list)
 
 

@@ -44,6 +44,8 @@ SLIDING_WINDOW = "sliding_window"
 
 @dataclass
 class Resolution:
+    """A document resolved: the Deployment (None when it cannot be built), its facts and notes."""
+
     deployment: Optional[Deployment]
     facts: Dict[str, Any]
     notes: List[str] = field(default_factory=list)

@@ -27,6 +27,8 @@ __all__ = ["SmokeOutcome", "run_smoke", "EXIT_PASSED", "EXIT_FAILED", "EXIT_ERRO
 
 @dataclass(frozen=True)
 class SmokeOutcome:
+    """What a smoke test run ends with: its exit code and what it prints."""
+
     exit_code: int
     text: str  # what the command prints (text table or JSON document)
     renderings: Dict[str, str] = field(default_factory=dict)  # "text" and "json", when the test ran

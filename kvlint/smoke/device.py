@@ -16,6 +16,8 @@ class DeviceUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class DeviceInfo:
+    """The device a smoke test runs on, and the torch and Triton versions there."""
+
     device: torch.device
     name: str
     capability: Optional[Tuple[int, int]]  # CUDA compute capability; None on CPU

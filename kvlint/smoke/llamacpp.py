@@ -338,6 +338,8 @@ class Prediction:
 
 @dataclass(frozen=True)
 class Check:
+    """One quantity of a llama.cpp smoke run, measured beside kvlint's prediction."""
+
     quantity: str
     measured: Any
     predicted: Any

@@ -21,6 +21,8 @@ from kvlint.smoke.formats import CacheFormat
 
 @dataclass
 class PagedKVCache:
+    """A paged KV cache held in one cache format: blocks of K and V, with their scales."""
+
     fmt: CacheFormat
     data: torch.Tensor  # (num_blocks, 2, block_size, Hkv, cell_width), storage dtype
     head_dim: int

@@ -41,6 +41,8 @@ DecodeKernel = Callable[..., torch.Tensor]
 
 @dataclass(frozen=True)
 class SmokeSettings:
+    """How much a smoke test runs: layers per group, sequence length, batch, timing contexts."""
+
     layers: Optional[int] = None  # at most this many layers per group get the attention check
     tokens: int = 192  # longest sequence of the accuracy check (a window group may use more)
     batch: int = 2
@@ -57,6 +59,8 @@ class SmokeSettings:
 
 @dataclass
 class Timing:
+    """Decode attention times of the quantized cache beside BF16, with their fitted lines."""
+
     contexts: List[int]
     quantized_ms: List[float]
     bf16_ms: List[float]
@@ -77,6 +81,8 @@ class Timing:
 
 @dataclass
 class GroupResult:
+    """The smoke test's result for one KV-cache group: memory and accuracy, measured and predicted."""
+
     group: str
     layers: List[int]
     cache_format: str
@@ -143,6 +149,8 @@ class GroupResult:
 
 @dataclass
 class DeploymentResult:
+    """The smoke test's result for one deployment, group by group."""
+
     file: str
     name: str
     status: str

@@ -37,6 +37,8 @@ from typing import Dict
 
 @dataclass(frozen=True)
 class Tolerance:
+    """The largest relative attention-output errors a cache format may show (maximum, mean)."""
+
     max_rel: float
     mean_rel: float
 

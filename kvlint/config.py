@@ -16,11 +16,6 @@ from kvlint.load import NATIVE_FORMATS
 from kvlint.schema import is_valid, non_finite, validator_for
 from kvlint.text import printable
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python < 3.11
-    import tomli as tomllib
-
 CONFIG_FILES = ("kvlint.toml", "pyproject.toml")
 
 
@@ -57,6 +52,12 @@ class Config:
 
 
 def _table(path: Path) -> Optional[Dict[str, Any]]:
+    # The TOML parser is imported here, on use (start-up time): a run with no kvlint.toml or
+    # pyproject.toml above it never needs it.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11
+        import tomli as tomllib
     try:  # bounded and non-blocking: a FIFO or /dev/zero named as the configuration is refused
         raw = read_capped(path)
     except InputError as exc:

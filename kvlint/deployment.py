@@ -47,6 +47,9 @@ PER_TOKEN_HEAD_FORMATS = frozenset(
 STATIC_SCALE_FORMATS = frozenset({"fp8_e4m3", "fp8_e4m3fnuz", "fp8_e5m2", "int8"})
 # Block-scaled 4-bit formats: block scales are inline; a per-tensor global scale sits outside.
 BLOCK_SCALED_FORMATS = frozenset({"nvfp4", "trtllm_nvfp4", "sglang_fp4"})
+# The engines built on ggml, resolved from the ggml catalog (kvlint.resolve.llamacpp) rather than
+# from the engine catalog's backends.
+GGML_ENGINES = ("llama.cpp", "ollama")
 
 
 def model_dtype_format(model_dtype: Optional[str]) -> CacheFormatId:

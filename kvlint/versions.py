@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Optional, Tuple, Union
+from typing import TYPE_CHECKING, Optional, Tuple, Union
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
 
 __all__ = [
     "Release",
@@ -78,9 +80,22 @@ def parse_version(text: Union[str, Version]) -> Version:
     return _parse(str(text).strip())
 
 
+def __getattr__(name: str):
+    # `SpecifierSet` stays importable from here, loaded on first use like parse_specifier's.
+    if name == "SpecifierSet":
+        from packaging.specifiers import SpecifierSet
+
+        return SpecifierSet
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 @lru_cache(maxsize=4096)
 def parse_specifier(text: str) -> SpecifierSet:
     """A comma-separated AND of clauses; the empty string matches every version."""
+    # packaging.specifiers is imported on use (start-up time, ~4 ms): the catalog's plain ranges
+    # are matched by _plain_match below, and only other specifiers need it.
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     try:
         spec = SpecifierSet(_SPEC_BUILD_TAG.sub(r"\1\2", str(text)), prereleases=True)
     except InvalidSpecifier:
@@ -91,13 +106,70 @@ def parse_specifier(text: str) -> SpecifierSet:
 def version_matches(version: Union[str, Version], specifier: str) -> bool:
     if isinstance(version, str):
         return _matches_text(version, str(specifier))
-    return parse_specifier(specifier).contains(parse_version(version), prereleases=True)
+    parsed = parse_version(version)
+    plain = _plain_match(parsed, str(specifier))
+    if plain is not None:
+        return plain
+    return parse_specifier(specifier).contains(parsed, prereleases=True)
 
 
 @lru_cache(maxsize=65536)
 def _matches_text(version: str, specifier: str) -> bool:
     # the catalog asks the same (release, range) pairs over and over
-    return parse_specifier(specifier).contains(parse_version(version), prereleases=True)
+    parsed = parse_version(version)
+    plain = _plain_match(parsed, specifier)
+    if plain is not None:
+        return plain
+    return parse_specifier(specifier).contains(parsed, prereleases=True)
+
+
+_PLAIN_OPERATORS = ("<=", ">=", "==", "!=", "<", ">")  # two-character operators first
+
+
+def _plain_match(version: Version, specifier: str) -> Optional[bool]:
+    """PEP 440 matching of a final release against clauses `OP X.Y.Z` with numeric releases, or
+    None when either side is anything else (pre/post/dev/local/epoch, `===`, `~=`, `==X.*`).
+
+    For a final release against final releases, every operator of PEP 440 compares the release
+    tuples padded with zeros: the exclusions of `<` (pre-releases of V) and `>` (post-releases and
+    local versions of V) cannot apply, and matching pre-releases is on in parse_specifier anyway.
+    """
+    if version.epoch or version.pre is not None or version.post is not None or version.dev is not None \
+            or version.local is not None:
+        return None
+    text = _SPEC_BUILD_TAG.sub(r"\1\2", specifier) if "b" in specifier or "B" in specifier else specifier
+    if not text.strip():
+        return True
+    release = version.release
+    result = True
+    for clause in text.split(","):
+        clause = clause.strip()
+        operator = next((op for op in _PLAIN_OPERATORS if clause.startswith(op)), None)
+        if operator is None:
+            return None
+        bound = clause[len(operator):].strip()
+        if not bound or len(bound) > MAX_VERSION_CHARS:
+            return None
+        parts = bound.split(".")
+        if not all(part.isascii() and part.isdigit() for part in parts):
+            return None
+        other = tuple(int(part) for part in parts)
+        width = max(len(release), len(other))
+        mine, theirs = release + (0,) * (width - len(release)), other + (0,) * (width - len(other))
+        if operator == "<":
+            holds = mine < theirs
+        elif operator == "<=":
+            holds = mine <= theirs
+        elif operator == ">":
+            holds = mine > theirs
+        elif operator == ">=":
+            holds = mine >= theirs
+        elif operator == "==":
+            holds = mine == theirs
+        else:
+            holds = mine != theirs
+        result = result and holds
+    return result
 
 
 def parse_release(text: Optional[str]) -> Optional[Release]:

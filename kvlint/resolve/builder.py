@@ -18,6 +18,7 @@ from kvlint.catalog.gpus import gpu_from_capability
 from kvlint.units import parse_size
 from kvlint.deployment import (
     BLOCK_SCALED_FORMATS,
+    GGML_ENGINES,
     PER_TOKEN_HEAD_FORMATS,
     UNQUANTIZED_FORMATS,
     Deployment,
@@ -27,7 +28,6 @@ from kvlint.deployment import (
     model_dtype_format,
 )
 from kvlint.resolve.engine_view import EngineView, scale_pairing
-from kvlint.resolve.llamacpp import GGML_ENGINES, resolve_ggml_facts
 from kvlint.resolve.fields import (
     model_geometry,
     build_deployment,
@@ -342,6 +342,10 @@ class FactsBuilder:
 
     def _resolve_ggml(self, engine_name: str, version: str, gpu, geometry) -> Resolution:
         """llama.cpp and Ollama: the ggml catalog instead of the engine catalog's backends."""
+        # Imported on use (start-up time): only llama.cpp and Ollama deployments need the ggml
+        # catalog, and a check of a vLLM manifest should not load it.
+        from kvlint.resolve.llamacpp import resolve_ggml_facts
+
         data = self.data
         plan = resolve_ggml_facts(data, engine_name, version, gpu, geometry, self.facts)
         self.facts["backend"]["auto"] = False

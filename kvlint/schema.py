@@ -6,7 +6,6 @@ lesson: compiling the schema dominates the cost of validating small documents).
 
 from __future__ import annotations
 
-import json
 import math
 from functools import cache
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -15,6 +14,7 @@ from kvlint.findings import Finding
 from kvlint import pointer as json_pointer
 from kvlint.load import Document
 from kvlint.resources import schemas_dir
+from kvlint.datacache import load_cached
 from kvlint.units import size_hint
 from kvlint.conditions import compile_condition
 
@@ -35,10 +35,16 @@ _RANGE_KEYWORDS = {
 }
 
 
+def _parse_json(text: str) -> Any:
+    import json  # on use (start-up time): a run that finds the schema in the data cache skips it
+
+    return json.loads(text)
+
+
 @cache
 def load_schema(name: str) -> Dict[str, Any]:
-    with open(schemas_dir() / name, encoding="utf-8") as handle:
-        return json.load(handle)
+    # Through the parsed-data cache, like the rules and catalog: JSON data survives marshal as is.
+    return load_cached(schemas_dir() / name, _parse_json)
 
 
 @cache
@@ -74,6 +80,8 @@ def did_you_mean(word: str, choices: Sequence[str]) -> str:
 
 
 def _describe(value: Any) -> str:
+    import json  # on use, as in _parse_json
+
     text = json.dumps(value) if not isinstance(value, str) else repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -80,12 +81,17 @@ def test_a_check_of_a_vllm_manifest_loads_neither_specifiers_nor_the_ggml_catalo
     code = ("import sys\n"
             "from kvlint.cli.lint import run_plain_check\n"
             f"try:\n    run_plain_check([{str(manifest)!r}])\nexcept SystemExit as exit_:\n    print('exit', exit_.code)\n"
-            "print(sorted(m for m in sys.modules if m.startswith(('packaging', 'kvlint.resolve.', 'kvlint.catalog.'))))"
+            "print(sorted(m for m in sys.modules if m.startswith(('packaging', 'kvlint.resolve.', 'kvlint.catalog.', 'json'))))"
             )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(tmp_path))
-    assert done.returncode == 0, done.stderr
-    *_, exit_line, loaded = done.stdout.strip().splitlines()
-    assert exit_line == "exit 0"
-    loaded = ast.literal_eval(loaded)  # a printed list of module names
-    assert "packaging.version" in loaded and "kvlint.resolve.builder" in loaded  # the check ran
-    assert not {"packaging.specifiers", "kvlint.resolve.llamacpp", "kvlint.catalog.ggml"} & set(loaded)
+    env = dict(os.environ, KVLINT_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("KVLINT_NO_CACHE", None)
+    for run in ("cold", "warm"):  # the second run finds the parsed schema in the data cache
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(tmp_path),
+                              env=env)
+        assert done.returncode == 0, done.stderr
+        *_, exit_line, loaded = done.stdout.strip().splitlines()
+        assert exit_line == "exit 0"
+        loaded = ast.literal_eval(loaded)  # a printed list of module names
+        assert "packaging.version" in loaded and "kvlint.resolve.builder" in loaded  # the check ran
+        assert not {"packaging.specifiers", "kvlint.resolve.llamacpp", "kvlint.catalog.ggml"} & set(loaded)
+    assert "json" not in loaded, "a warm run should not need the json module"

@@ -12,7 +12,6 @@ over the query (see the header of `vllm.yaml`); a list of mappings is any-of.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
@@ -309,6 +308,21 @@ def _size_ok(v: Mapping[str, Any], n: int) -> bool:
 # --------------------------------------------------------------------------- backends
 
 
+def names_block_sizes(value: Any) -> bool:
+    """Whether `'"block_sizes"' in json.dumps(value, default=str)`, without loading json (start-up
+    time): some key or string (or, for other objects, their str()) is `block_sizes` or ends with
+    `"block_sizes` (json escapes that quote, the closing one it leaves)."""
+    if isinstance(value, str):
+        return value == "block_sizes" or value.endswith('"block_sizes')
+    if isinstance(value, dict):
+        return any((isinstance(k, str) and names_block_sizes(k)) or names_block_sizes(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(names_block_sizes(item) for item in value)
+    if value is None or isinstance(value, (int, float)):
+        return False
+    return names_block_sizes(str(value))
+
+
 @dataclass(frozen=True)
 class BackendInfo:
     """One attention backend as an engine release has it: platforms, dtypes, head sizes, block sizes."""
@@ -519,8 +533,7 @@ class BackendInfo:
         the block size; the block-size rule itself is checked separately."""
         cached = self.__dict__.get("_asks_block")
         if cached is None:
-            rest = {k: v for k, v in self.data.items() if k != "block_sizes"}
-            cached = '"block_sizes"' in json.dumps(rest, default=str)
+            cached = names_block_sizes({k: v for k, v in self.data.items() if k != "block_sizes"})
             self.__dict__["_asks_block"] = cached
         return cached
 
@@ -903,6 +916,8 @@ def schema_path() -> Path:
 
 def _validator() -> Any:
     if "v" not in _VALIDATOR:
+        import json
+
         from jsonschema import Draft202012Validator
 
         schema = json.loads(schema_path().read_text(encoding="utf-8"))

@@ -15,7 +15,6 @@ Also here: `manifest_geometry_overrides`, which applies a manifest's `model.geom
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
@@ -456,6 +455,8 @@ def read_config_json(path: Union[str, Path]) -> Any:
         raw = read_capped(path)
     except InputError as error:
         raise ConfigError(f"{path}: cannot read config.json: {error.message}") from None
+    import json  # on use (start-up time): a check that reads no JSON never loads the module
+
     try:
         return json.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:

@@ -8,7 +8,6 @@ Rules never call the catalog; they read the facts document built here (kvlint/fa
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
@@ -134,6 +133,8 @@ def speculative(data: Dict[str, Any]) -> Dict[str, Any]:
         options = get(data, "engine", "options", kind=dict) or {}
         raw = options.get("speculative_config", options.get("speculative-config"))
         if isinstance(raw, str):
+            import json  # on use (start-up time): a check that reads no JSON never loads the module
+
             try:
                 raw = json.loads(raw)
             except (ValueError, RecursionError):
@@ -202,6 +203,8 @@ def _kv_connector(options: Dict[str, Any]) -> Optional[str]:
     """engine.options.kv_transfer_config's kv_connector (a mapping, or the JSON text the flag takes)."""
     raw = options.get("kv_transfer_config", options.get("kv-transfer-config"))
     if isinstance(raw, str):
+        import json  # on use, as in speculative()
+
         try:
             raw = json.loads(raw)
         except ValueError:

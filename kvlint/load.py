@@ -444,9 +444,8 @@ def load_bytes(raw: bytes, path: str) -> LoadedFile:
 
 # --- suppressions -------------------------------------------------------------------------
 
-_SUPPRESSION = re.compile(
-    r"#\s*kvlint:\s*ignore\[(?P<codes>[^\]]*)\](?:\s*--\s*(?P<reason>.*))?\s*$"
-)
+# Compiled on first use (re caches it): most files hold no suppression (start-up time).
+_SUPPRESSION = r"#\s*kvlint:\s*ignore\[(?P<codes>[^\]]*)\](?:\s*--\s*(?P<reason>.*))?\s*$"
 
 
 def _scalar_regions(text: str) -> List[Tuple[int, int, int, int]]:
@@ -491,7 +490,7 @@ def find_suppressions(text: str, yaml_text: bool = True) -> List[Suppression]:
                 continue
             if any(_inside(region, number, col) for region in regions.get(number, ())):
                 continue
-            parsed = _SUPPRESSION.match(line, col)
+            parsed = re.compile(_SUPPRESSION).match(line, col)
             if not parsed:
                 continue
             codes = tuple(c.strip() for c in parsed.group("codes").split(",") if c.strip())

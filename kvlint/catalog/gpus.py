@@ -116,8 +116,9 @@ def normalize_gpu_name(name: str) -> str:
 
 # Words that nvidia-smi / rocm-smi put in front of the product name; a name that matches nothing is
 # retried without them ("NVIDIA GeForce RTX 4090" -> "RTX 4090", "Tesla T4" -> "T4").
-_VENDOR_PREFIX = re.compile(r"nvidia|amd|tesla|geforce|instinct|radeon|quadro")
-_VENDOR_PREFIXES = re.compile(r"^(nvidia|amd|tesla|geforce|instinct|radeon|quadro)+")
+# (Compiled on first use, through re's cache: a name found as written needs neither.)
+_VENDOR_PREFIX = r"nvidia|amd|tesla|geforce|instinct|radeon|quadro"
+_VENDOR_PREFIXES = r"^(nvidia|amd|tesla|geforce|instinct|radeon|quadro)+"
 
 
 @dataclass(frozen=True)
@@ -213,7 +214,7 @@ class GpuCatalog:
         key = normalize_gpu_name(name)
         found = self._index.get(key)
         while found is None:  # "NVIDIA Tesla T4" -> "Tesla T4" -> "T4"
-            match = _VENDOR_PREFIX.match(key)
+            match = re.match(_VENDOR_PREFIX, key)
             if not match or match.end() == len(key):
                 break
             key = key[match.end():]
@@ -231,7 +232,7 @@ class GpuCatalog:
         import difflib  # only for a did-you-mean: difflib is a start-up cost of every run
 
         key = normalize_gpu_name(name)
-        stripped = _VENDOR_PREFIXES.sub("", key) or key
+        stripped = re.sub(_VENDOR_PREFIXES, "", key) or key
         model = _model_token(name)
         keys = list(self._index)
         matches: List[str] = []

@@ -31,7 +31,6 @@ from kvlint.adapters.cmdline import FA_VALUES, Setting, stoi
 from kvlint.adapters.llamacpp_flags import KNOWN as LLAMACPP_KNOWN
 from kvlint.adapters.result import Problem, problem_code
 
-GGML_ENGINES = ("llama.cpp", "ollama")
 ENV_PREFIXES = ("LLAMA_ARG_", "OLLAMA_")
 DEFAULT_CACHE_TYPE = "f16"
 

@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+from kvlint.deployment import GGML_ENGINES
 from kvlint.findings import Span
 
 from kvlint.adapters import ggml
@@ -161,7 +162,7 @@ def assemble(draft: Draft) -> Adapted:
     native: Dict[str, Setting] = {}
     settings = list(draft.settings) + (list(draft.command.settings) if draft.command else [])
     engine = draft.engine.value if draft.engine is not None else None
-    if engine in ggml.GGML_ENGINES:
+    if engine in GGML_ENGINES:
         # LLAMA_ARG_* / OLLAMA_* variables (the command line wins) and the f16 cache default
         added, env_problems = ggml.finish(str(engine), settings, draft.env)
         settings.extend(added)
@@ -181,7 +182,7 @@ def assemble(draft: Draft) -> Adapted:
 
     if not b.has("/kv_cache/dtype") and b.has("/engine/name"):
         span = draft.command.span if draft.command else draft.root
-        if engine in ggml.GGML_ENGINES:
+        if engine in GGML_ENGINES:
             b.put("/kv_cache/dtype", ggml.DEFAULT_CACHE_TYPE, span,
                   f"default ({engine}'s K and V cache type is f16)")
         else:

@@ -20,13 +20,12 @@ import yaml
 
 from kvlint.catalog.engines import Source, Sources
 from kvlint.datacache import load_cached
+from kvlint.deployment import GGML_ENGINES
 from kvlint.errors import CatalogError
 from kvlint.resources import catalog_dir, schemas_dir
 from kvlint.versions import VersionError, parse_version, version_matches
 
 __all__ = ["CacheType", "Fact", "GgmlCatalog", "KernelVerdict", "load_ggml_catalog", "schema_path"]
-
-GGML_ENGINES = ("llama.cpp", "ollama")
 
 
 def _sources(entry: Mapping[str, Any]) -> Sources:

@@ -35,6 +35,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from kvlint.deployment import GGML_ENGINES
+
 # ggml_type ids (ggml/include/ggml.h `enum ggml_type`) of the cache types llama.cpp accepts
 # (common/arg.cpp `kv_cache_types`), and bytes per block / elements per block
 # (ggml/src/ggml-common.h static_asserts: q8_0 34 B per 32, q4_0 18, q4_1 20, q5_0 22, q5_1 24,
@@ -400,7 +402,6 @@ __all__: Sequence[str] = (
 # carries no git metadata, so the build's own LLAMA_BUILD_NUMBER reads 0: the tag is pinned here.
 VENDORED_BUILD = "b11312"
 VENDORED_PACKAGE = "llama-cpp-python==0.3.36"
-GGML_ENGINES = ("llama.cpp", "ollama")
 
 
 @dataclass

@@ -32,7 +32,8 @@ from kvlint.rulebook import load_rulebook
 from kvlint.schema import validate_document
 
 TARGETS = {"kv_dtype": ("KV301", "KV303", "KV305"), "per_head_scales": ("KV302",), "block_size": ("KV310",),
-           "head_size": ("KV311",), "sinks": ("KV315",), "selection": ("KV316",), "fp4": ("KV306",)}
+           "head_size": ("KV311",), "sinks": ("KV315",), "selection": ("KV316",), "fp4": ("KV306",),
+           "compute_capability": ("KV323",), "mla": ("KV324",)}
 GPUS = ("A100-80GB", "L40S-48GB", "H100-SXM-80GB", "B200-180GB", "RTX-5090-32GB", "MI300X-192GB")
 # (model, head_dim written into model.geometry or None): head size 128, 64 with sinks, an odd 96
 # and 256, and an MLA model.
@@ -169,7 +170,7 @@ def test_the_grid_exercises_every_rule_and_kind_of_remedy(outcome) -> None:
     applied, _ = outcome
     codes = {code for code, _ in applied}
     actions = {action for _, action in applied}
-    assert {"KV301", "KV302", "KV303", "KV306", "KV310", "KV311", "KV315", "KV316"} <= codes, applied
+    assert {"KV301", "KV302", "KV303", "KV306", "KV310", "KV311", "KV315", "KV316", "KV323", "KV324"} <= codes, applied
     assert {"backend", "release", "dtype", "granularity", "block_size"} <= actions, applied
 
 

@@ -456,6 +456,15 @@ class BackendInfo:
             return block_size in rule["sizes"]
         return _size_ok(rule, block_size)
 
+    def refuses_other_kind(self, platform: Optional[str] = None) -> Optional[bool]:
+        """Whether the release refuses, at start-up, a model of the other attention kind (MLA vs
+        not) on this backend: the catalog's `kind_checked` (true, or a gate whose `require` says
+        where); None when the catalog does not say."""
+        gate = self.data.get("kind_checked")
+        if gate is None or isinstance(gate, bool):
+            return gate
+        return eval_any(gate.get("require"), self._query(None, None, None, None, platform, None, None)) is True
+
     def _gate(self, name: str, q: Query) -> Tuple[Optional[bool], str, Sources]:
         gate = self.data.get(name)
         if gate is None or isinstance(gate, bool):

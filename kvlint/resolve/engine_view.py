@@ -192,6 +192,7 @@ class EngineView:
             ("sinks", "sinks", sinks),
             ("per_head_scales", "per_head", per_head),
             ("compute_capability", "cc", cc is not None),
+            ("mla", "mla", is_mla is not None and self._kind_checked(info, platform)),  # KV324
         ):
             if relevant:
                 found = by_kind.get(kind, [])
@@ -204,6 +205,17 @@ class EngineView:
                     facts[f"{prefix}_problem"] = "detail" if found[0].detail else "plain"
                 if found and prefix in _REMEDIED:
                     facts[f"{prefix}_remedy"] = self._remedy(_REMEDIED[prefix], setup)
+
+    def _kind_checked(self, info, platform) -> bool:
+        """Whether the release refuses this backend for a model of the other attention kind (an
+        MLA backend for a non-MLA model or the reverse), so that KV324 may say so. The catalog's
+        `kind_checked` says where; without it, vLLM's validated selector checks `use_mla` against
+        the backend's kind (AttentionBackend.validate_configuration, vllm/v1/attention/backend.py
+        v0.26.0 L352-356: "MLA not supported" / "non-MLA not supported"); elsewhere unknown."""
+        checked = info.refuses_other_kind(platform)
+        if checked is None and self.engine == "vllm":
+            checked = info.validated_selector
+        return bool(checked)
 
     def _predict(self, literal, gpu, geometry, per_head, sinks, block) -> Optional[str]:
         selection = self.facts["selection"]
@@ -322,7 +334,8 @@ def release_behaviour(modelled: Any, note: Optional[str] = None) -> Dict[str, An
 
 
 # The problems whose finding names a checked remedy: facts prefix -> problem kind (remedy.py).
-_REMEDIED = {"head": "head_size", "block": "block_size", "sinks": "sinks", "per_head": "per_head_scales"}
+_REMEDIED = {"head": "head_size", "block": "block_size", "sinks": "sinks", "per_head": "per_head_scales",
+             "cc": "compute_capability", "mla": "mla"}
 
 
 def _sentence(text: Optional[str]) -> Optional[str]:

@@ -50,7 +50,7 @@ GPU_IDS = {"sm80": "A100-80GB", "sm86": "A10G-24GB", "sm89": "L40S-48GB", "sm90"
 CODE_CLASS = {"KV204": "backend", "KV205": "dtype", "KV301": "dtype", "KV303": "dtype", "KV304": "dtype",
               "KV305": "gpu", "KV306": "gpu", "KV310": "page", "KV311": "model", "KV315": "model",
               "KV316": "no backend", "KV302": "scales", "KV308": "scales", "KV312": "feature",
-              "KV319": "flag"}
+              "KV319": "flag", "KV323": "gpu", "KV324": "model"}
 
 
 def code_class(error: Dict[str, Any]) -> str:

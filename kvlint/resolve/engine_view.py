@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from kvlint.deployment import model_dtype_format
 from kvlint.deployment import GpuInfo, ModelGeometry, ScaleLayout
 from kvlint.catalog import Catalogs
+from kvlint.catalog.engines import guess_quantized
 from kvlint.catalog.selection import predict_backend
 from kvlint.resolve.fields import get
 from kvlint.resolve.remedy import RemedySearch, Setup
@@ -126,6 +127,7 @@ class EngineView:
         if info is None:
             return chosen, None
         self._verdicts(info, literal, gpu, head, block, platform, sinks, per_head, is_mla)
+        self._switch(info, literal, gpu, head, platform)
         facts["triton_note"] = self._triton_note(literal, gpu, head, block, platform, sinks, per_head, is_mla)
         preferred = None
         try:
@@ -205,6 +207,27 @@ class EngineView:
                     facts[f"{prefix}_problem"] = "detail" if found[0].detail else "plain"
                 if found and prefix in _REMEDIED:
                     facts[f"{prefix}_remedy"] = self._remedy(_REMEDIED[prefix], setup)
+
+    def _switch(self, info, literal, gpu, head, platform) -> None:
+        """KV325: the release switches this backend to another one on its own for this cache dtype
+        (the catalog's `rewrites` that set attention_backend, e.g. SGLang fa3 + fp8_e5m2 -> triton
+        with only a warning); the remedy pins the backend that runs, or names a cache dtype the
+        backend runs as is (checked: accepted here and not rewritten)."""
+        facts = self.facts["backend"]
+        for rewrite in self.release.rewrites_for(info.name, literal):
+            target = rewrite.set.get("attention_backend")
+            if not target or target == info.name:
+                continue
+            cc = gpu.compute_capability if gpu else None
+            keep = [d for d in info.accepted_dtypes(cc, head, platform)
+                    if d != literal and guess_quantized(d) == guess_quantized(literal)
+                    and not any(r.set.get("attention_backend") for r in self.release.rewrites_for(info.name, d))]
+            facts["switched_to"] = target
+            facts["switch_reason"] = _sentence(f"{self.release.label} runs {info.name} with kv_cache_dtype "
+                                               f"{literal} as {target}: {rewrite.message}")
+            facts["switch_remedy"] = (f"; pin {target}, the backend that runs"
+                                      + (f", or use kv_cache.dtype {keep[0]}, which {info.name} runs as is" if keep else ""))
+            return
 
     def _kind_checked(self, info, platform) -> bool:
         """Whether the release refuses this backend for a model of the other attention kind (an

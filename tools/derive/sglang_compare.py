@@ -269,10 +269,6 @@ def default_reason(key: Tuple[str, ...]) -> str:
                 "catalog entry used for it is the one for the kind the backend serves")
     if kind == "reason" and rest[-2] == "code: gpu" and "KV301" in rest[-1]:
         return "open: both refuse; the release checks the GPU first, kvlint names the dtype"
-    if kind == "verdict" and rest[0] in ("fa3", "auto") and rest[1] == "fp8_e5m2" and "KV301" in rest[-1]:
-        return ("open: the release accepts fa3 + fp8_e5m2 and runs triton instead (server_args.py v0.5.9 "
-                "L1912-1915); no kvlint rule reads the catalog's rewrites, so the catalog's rewrite-stage "
-                "constraint reports the switch as KV301 (docs/defects.md S2) rather than a warning")
     if kind == "verdict" and rest[0] in ("fa4", "auto") and rest[1] in ("fp8_e4m3", "fp8_e5m2") and "KV301" in rest[-1]:
         return ("derivation limit: the argument stage takes fp8 for fa4, but FA4 has no fp8 kernel: q stays "
                 "bf16 (layers/attention/flashattention_backend.py v0.5.9 L782-786) and FA4 asserts 'inputs "

@@ -149,6 +149,7 @@ def compare(logs: List[dict], kvlint: List[str]) -> List[dict]:
             "band_pool_high_gib": gib(band.get("pool_high_bytes")),
             "band_tokens_low": band.get("kv_cache_tokens_low"),
             "band_tokens_high": band.get("kv_cache_tokens_high"),
+            "band_sized_gib": [gib(v) for v in band.get("pool_sized_terms_bytes") or (0, 0)],
             # a predicted start-up failure: not even one max_model_len request fits (vLLM raises)
             "predicted_fits_one_sequence": engine.get("fits_one_sequence"),
             "max_model_len": engine.get("max_model_len"),
@@ -230,7 +231,11 @@ def fit_band(rows: List[dict], logs: List[dict]) -> dict:
         if log_w is None:
             continue
         weights.append((log_w - r["kvlint_weights_gib"]) / r["kvlint_weights_gib"])
-        other.append(r["logged_pool_gib"] - r["predicted_pool_gib"] + (log_w - r["kvlint_weights_gib"]))
+        residual = r["logged_pool_gib"] - r["predicted_pool_gib"] + (log_w - r["kvlint_weights_gib"])
+        # what the band's code-sized terms (kvlint/capacity/pool.py: a sampler path that depends on
+        # an optional package, a release's distributed init) already span is not the constants' to cover
+        s_low, s_high = r.get("band_sized_gib") or (0.0, 0.0)
+        other.append(residual - min(max(residual, s_low), s_high))
     if not weights:
         return {"n": 0}
     return {"n": len(weights),

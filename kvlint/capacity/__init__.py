@@ -72,7 +72,7 @@ def _engine(deployment: Deployment, notes: List[str]) -> Optional[EngineCapacity
         pool_low=pool.band.low, pool_high=pool.band.high,
         tokens_low=low.kv_cache_tokens, tokens_high=high.kv_cache_tokens,
         concurrency_low=low.max_concurrency, concurrency_high=high.max_concurrency,
-        terms=pool.band.terms)
+        terms=pool.band.terms, sized_low=pool.band.sized_low, sized_high=pool.band.sized_high)
     notes.append(
         f"the pool is estimated: {pool.band.low / GiB:.2f}..{pool.band.high / GiB:.2f} GiB per GPU "
         f"({low.kv_cache_tokens:,}..{high.kv_cache_tokens:,} tokens) from "

@@ -11,8 +11,8 @@ returned as a sentence for `assumptions`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from dataclasses import dataclass, replace
+from typing import Any, List, Optional, Tuple
 
 from kvlint.deployment import Deployment
 
@@ -88,6 +88,10 @@ class PoolBand:
     low: int
     high: int
     terms: Tuple[str, ...]
+    # the part of low..high (pool offsets) from terms sized from the engine's code paths rather than
+    # the fit split's ranges (CapacityBand.sized_low/high)
+    sized_low: int = 0
+    sized_high: int = 0
 
 
 @dataclass(frozen=True)
@@ -282,23 +286,93 @@ def _tier_value(tiers, deployment: Deployment, key: str = "serve") -> Optional[i
     return None
 
 
-def _vllm_activation(deployment: Deployment, mnbt: int) -> Tuple[int, str]:
+# Memory facts for vLLM releases older than the catalogued ones: the stand-in release's catalog
+# default `older_releases_memory` (rules/catalog/engines/vllm.yaml) lists them by release range;
+# they are matched against the deployment's own release. A release older than the catalog that no
+# range covers gets none of these facts (not the stand-in's own).
+PRE_CATALOG_MEMORY_FACTS = ("sampler_warmup", "snapshot_before_distributed_init")
+
+
+def memory_fact(deployment: Deployment, name: str) -> Any:
+    """A release memory fact (catalog `defaults`) for the deployment's own release."""
+    version, modelled = deployment.engine_version, deployment.modelled_release
+    if name in PRE_CATALOG_MEMORY_FACTS and version and modelled and version != modelled \
+            and _predates(version, modelled):
+        from kvlint.versions import version_matches  # on use: only releases older than the catalog
+
+        for group in deployment.release_default("older_releases_memory") or ():
+            if version_matches(version, str(group.get("versions", ""))):
+                return group.get(name)
+        return None
+    return deployment.release_default(name)
+
+
+def _predates(version: str, modelled: str) -> bool:
+    from kvlint.versions import VersionError, parse_version
+
+    try:
+        return parse_version(version) < parse_version(modelled)
+    except VersionError:
+        return False
+
+
+def _vllm_activation(deployment: Deployment, mnbt: int) -> Tuple[int, str, Optional[Tuple[float, float, str]]]:
     """The profiled torch peak: the sampler warm-up where the release and the vocabulary are
-    known (catalog `sampler_warmup`), else the flat estimate scaled with max_num_batched_tokens."""
-    warmup = deployment.release_default("sampler_warmup") or {}
+    known (catalog `sampler_warmup`), else the flat estimate scaled with max_num_batched_tokens.
+    The third item is a band term where the release's warm-up path depends on an optional package
+    (`favourable_bytes_per_logit`: FlashInfer's sampler instead of PyTorch's sort)."""
+    warmup = memory_fact(deployment, "sampler_warmup") or {}
     vocab = deployment.model.vocab_size if deployment.model else None
     if warmup and vocab:
         seqs = deployment.max_num_seqs or _tier_value(warmup.get("max_num_seqs_tiers"), deployment)
         if seqs:
             requests = min(mnbt, seqs)
-            sampler = int(warmup["bytes_per_logit"]) * requests * vocab
+            per_logit = int(warmup["bytes_per_logit"])
+            sampler = per_logit * requests * vocab
             activation = max(VLLM_ACTIVATION_FLOOR, sampler + VLLM_SAMPLER_RESIDUAL)
+            band = None
+            favourable = warmup.get("favourable_bytes_per_logit")
+            if favourable is not None:
+                saved = activation - max(VLLM_ACTIVATION_FLOOR, int(favourable) * requests * vocab + VLLM_SAMPLER_RESIDUAL)
+                band = (0.0, float(saved), (
+                    f"the sampler warm-up is taken on PyTorch's sort path ({per_logit} B per logit); with "
+                    f"FlashInfer installed it holds {favourable} B per logit (pool +{saved / GiB:.2f} GiB)"))
             return activation, (f"activation peak {activation / GiB:.2f} GiB: the sampler warm-up's "
-                                f"{requests:,} requests x {vocab:,} logits x {warmup['bytes_per_logit']} B "
+                                f"{requests:,} requests x {vocab:,} logits x {per_logit} B "
                                 f"(min(max_num_batched_tokens {mnbt:,}, max_num_seqs {seqs:,})) plus "
-                                f"{VLLM_SAMPLER_RESIDUAL / GiB:.2f} GiB")
+                                f"{VLLM_SAMPLER_RESIDUAL / GiB:.2f} GiB"), band
     activation = max(VLLM_ACTIVATION_FLOOR, int(VLLM_ACTIVATION_ESTIMATE * mnbt / VLLM_ACTIVATION_TOKENS))
-    return activation, f"activation peak {activation / GiB:.2f} GiB at max_num_batched_tokens {mnbt:,}"
+    return activation, f"activation peak {activation / GiB:.2f} GiB at max_num_batched_tokens {mnbt:,}", None
+
+
+# What vLLM's distributed init allocates on one GPU under tensor parallelism (NCCL communicators,
+# custom all-reduce buffers), where the release counts it as non-KV memory (catalog
+# `snapshot_before_distributed_init`, before 0.11): the FIT logs' worker init snapshot after the
+# distributed init on H100 (SGLANG_BASELINE_SM90_TP: 1.51 GiB at tp=2, 2.05 GiB at tp=4) less the
+# same snapshot on one GPU (0.51 GiB: the CUDA context, which every release's snapshot holds):
+# 1.00 GiB at tp=2, 1.54 GiB at tp=4. One fit log each, so the band spans their difference. Off
+# SM90 no fit log shows the figure: nothing is added and the band reaches down by the tp=2 figure.
+VLLM_INIT_SNAPSHOT_ONE_GPU = int(0.51 * GiB)
+VLLM_DIST_INIT_SPREAD = int(0.54 * GiB)
+
+
+def _vllm_distributed_init(deployment: Deployment, nvls: bool) -> Tuple[int, Optional[Tuple[float, float, str]], str]:
+    """(bytes, band term, sentence) of the distributed init counted as non-KV memory."""
+    tp = deployment.tensor_parallel
+    if tp <= 1 or not memory_fact(deployment, "snapshot_before_distributed_init"):
+        return 0, None, ""
+    if nvls:
+        reading = next((b for t, b in SGLANG_BASELINE_SM90_TP if tp >= t), SGLANG_BASELINE_SM90_TP[-1][1])
+        size = reading - VLLM_INIT_SNAPSHOT_ONE_GPU
+        return size, (-float(VLLM_DIST_INIT_SPREAD), float(VLLM_DIST_INIT_SPREAD), (
+            f"the distributed init's {size / GiB:.2f} GiB (NCCL at tp={tp} on SM90+) is the fit logs' figure "
+            f"at tp=2/4 (pool {-VLLM_DIST_INIT_SPREAD / GiB:+.2f}..{VLLM_DIST_INIT_SPREAD / GiB:+.2f} GiB)")), (
+            f"; the distributed init's {size / GiB:.2f} GiB (NCCL communicators at tp={tp}), which vLLM "
+            f"{_minor(deployment.engine_version)} counts as non-KV memory (its memory snapshot precedes the init)")
+    low = SGLANG_BASELINE_SM90_TP[-1][1] - VLLM_INIT_SNAPSHOT_ONE_GPU
+    return 0, (-float(low), 0.0, (
+        f"vLLM {_minor(deployment.engine_version)} counts its distributed init (NCCL at tp={tp}) as non-KV "
+        f"memory; off SM90 its size is unmeasured (pool {-low / GiB:+.2f}..+0.00 GiB)")), ""
 
 
 def vllm_pool(deployment: Deployment) -> PoolEstimate:
@@ -326,18 +400,22 @@ def vllm_pool(deployment: Deployment) -> PoolEstimate:
     non_kv = deployment.memory.non_kv_memory
     non_kv_given = non_kv is not None
     parts: List[Tuple[str, int]] = []
+    extra_terms: List[Tuple[float, float, str]] = []
     if non_kv is None:
         cc = deployment.gpu.compute_capability if deployment.gpu else None
         nvls = deployment.tensor_parallel > 1 and cc is not None and cc >= (9, 0)
         non_torch = VLLM_NON_TORCH_TP_ESTIMATE if nvls else VLLM_NON_TORCH_ESTIMATE
         mnbt = deployment.max_num_batched_tokens or default_max_num_batched_tokens(deployment) \
             or VLLM_ACTIVATION_TOKENS
-        activation, activation_text = _vllm_activation(deployment, mnbt)
+        activation, activation_text, sampler_band = _vllm_activation(deployment, mnbt)
+        dist_init, dist_band, dist_text = _vllm_distributed_init(deployment, nvls)
+        non_torch += dist_init
         non_kv = activation + non_torch
         parts = [("activation", activation), ("non_torch", non_torch)]
+        extra_terms = [t for t in (sampler_band, dist_band) if t is not None]
         text = (f"non_kv_memory estimated as {non_kv / GiB:.2f} GiB per GPU: {activation_text} and non-torch memory "
-                f"{non_torch / GiB:g} GiB"
-                f"{' (NCCL buffers of tensor parallelism on SM90+)' if nvls else ''}; vLLM profiles "
+                f"{non_torch / GiB:.2f} GiB"
+                f"{' (NCCL buffers of tensor parallelism on SM90+)' if nvls else ''}{dist_text}; vLLM profiles "
                 "the real value at start-up")
         if deployment.memory.cuda_graphs_in_budget:
             non_kv += VLLM_CUDAGRAPH_ESTIMATE
@@ -345,7 +423,7 @@ def vllm_pool(deployment: Deployment) -> PoolEstimate:
             text += (f" plus {VLLM_CUDAGRAPH_ESTIMATE / GiB:g} GiB of CUDA-graph memory, which "
                      "vLLM >= 0.20 subtracts from the KV budget")
         notes.append(text)
-    extra: List[Tuple[float, float, str]] = []
+    extra: List[Tuple[float, float, str]] = list(extra_terms)
     connector = deployment.kv_connector
     if connector is not None and not non_kv_given:
         buffer, why = _lmcache_buffer(deployment) if connector in KNOWN_CONNECTORS else (None, "")
@@ -369,7 +447,11 @@ def vllm_pool(deployment: Deployment) -> PoolEstimate:
         f"= {pool:,} B per GPU"
     )
     terms = (("device", device), ("weights", weights), ("non_kv", non_kv), *parts)
-    return PoolEstimate(pool, tuple(notes), gmu, _band(pool, weights, non_kv_given, tuple(extra)), terms)
+    band = _band(pool, weights, non_kv_given, tuple(extra))
+    if extra_terms:
+        band = replace(band, sized_low=int(sum(t[0] for t in extra_terms)),
+                       sized_high=int(sum(t[1] for t in extra_terms)))
+    return PoolEstimate(pool, tuple(notes), gmu, band, terms)
 
 
 def sglang_mem_fraction_static(device_bytes: int, tp: int, pp: int) -> float:

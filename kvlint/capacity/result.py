@@ -50,6 +50,11 @@ class CapacityBand:
     concurrency_high: float
     terms: Tuple[str, ...]  # which estimated terms the band comes from, and by how much
     removed_by: str = "memory.kv_cache_memory"
+    # the part of the band (pool offsets, bytes) from terms sized from the engine's own code paths
+    # (a vLLM sampler path that depends on an optional package, the distributed init of releases
+    # that count it), not from the fit split's error ranges
+    sized_low: int = 0
+    sized_high: int = 0
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -61,6 +66,7 @@ class CapacityBand:
             "max_concurrency_high": self.concurrency_high,
             "terms": list(self.terms),
             "removed_by": self.removed_by,
+            "pool_sized_terms_bytes": [self.sized_low, self.sized_high],
         }
 
 

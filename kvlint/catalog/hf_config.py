@@ -491,6 +491,7 @@ _GEOMETRY_KEYS = frozenset(
         "layer_types",
         "mla",
         "max_position_embeddings",
+        "vocab_size",
     }
 )
 
@@ -627,6 +628,8 @@ def manifest_geometry_overrides(
         qk_rope_head_dim=rope_dim if is_mla else None,
         has_sinks=has_sinks,
         source="manifest",
+        vocab_size=(number("vocab_size") if given("vocab_size") else None)
+        or (base.vocab_size if base is not None else None),
     )
 
 

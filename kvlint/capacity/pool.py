@@ -76,7 +76,9 @@ BAND_WEIGHTS_HIGH = 0.14
 #   the engine's default fraction): what is left of the fit errors after the weights, in GiB of pool
 #   (fit range -1.70 .. +0.37 GiB with the flat activation estimate, -1.04 .. +0.27 GiB since the
 #   sampler warm-up term; kept at the wider range while releases without a catalogued warm-up still
-#   use the flat estimate; + means the engine had more pool than predicted).
+#   use the flat estimate; + means the engine had more pool than predicted). Since the code-sized
+#   terms of vLLM 0.9.2-0.10.2 (`older_releases_memory`), --fit-band leaves out what a case's
+#   code-sized band terms span: -0.40 .. +0.32 GiB (constants not tightened).
 BAND_OTHER_LOW_GIB = -1.75
 BAND_OTHER_HIGH_GIB = 0.4
 

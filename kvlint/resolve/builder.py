@@ -276,6 +276,9 @@ class FactsBuilder:
             dtype=dtype_literal,
             format=fmt,
             known=fmt is not None,
+            # KV205's message: a literal the release accepts whose storage the catalog lacks (no
+            # format, e.g. SGLang 0.5.23 mxfp8) is not one the release refuses
+            unknown_case="unmodelled" if fmt is None and dtype_literal in (self.facts["kv_cache"].get("accepted") or ()) else "refused",
             quantized=quantized,
             fp8=bool(fmt and fmt.startswith("fp8")),
             fp4=fmt in BLOCK_SCALED_FORMATS,

@@ -60,7 +60,13 @@ SGLANG_BASELINE_ESTIMATE = int(0.86 * GiB)
 # reading at the same point (its "worker init memory snapshot" after the distributed init,
 # non_torch_memory on H100 in the fit logs: 1.51 GiB at tp=2, 2.05 GiB at tp=4; 0.51 GiB at tp=1):
 # the same CUDA context and NCCL communicators, read by another engine.
-SGLANG_BASELINE_SM90_TP = ((4, int(2.05 * GiB)), (2, int(1.51 * GiB)))
+SM90_INIT_SNAPSHOT_TP = ((4, int(2.05 * GiB)), (2, int(1.51 * GiB)))
+
+
+def _sm90_init_snapshot(tp: int, default: int) -> int:
+    """Memory held after the distributed init on SM90+ at this tensor-parallel size
+    (SM90_INIT_SNAPSHOT_TP), or `default` below the smallest size measured."""
+    return next((size for least, size in SM90_INIT_SNAPSHOT_TP if tp >= least), default)
 TRTLLM_NON_KV_ESTIMATE = 2 * GiB  # peak activations during TensorRT-LLM's profiling run
 
 
@@ -350,7 +356,7 @@ def _vllm_activation(deployment: Deployment, mnbt: int) -> Tuple[int, str, Optio
 # What vLLM's distributed init allocates on one GPU under tensor parallelism (NCCL communicators,
 # custom all-reduce buffers), where the release counts it as non-KV memory (catalog
 # `snapshot_before_distributed_init`, before 0.11): the FIT logs' worker init snapshot after the
-# distributed init on H100 (SGLANG_BASELINE_SM90_TP: 1.51 GiB at tp=2, 2.05 GiB at tp=4) less the
+# distributed init on H100 (SM90_INIT_SNAPSHOT_TP: 1.51 GiB at tp=2, 2.05 GiB at tp=4) less the
 # same snapshot on one GPU (0.51 GiB: the CUDA context, which every release's snapshot holds):
 # 1.00 GiB at tp=2, 1.54 GiB at tp=4. One fit log each, so the band spans their difference. Off
 # SM90 no fit log shows the figure: nothing is added and the band reaches down by the tp=2 figure.
@@ -364,14 +370,14 @@ def _vllm_distributed_init(deployment: Deployment, nvls: bool) -> Tuple[int, Opt
     if tp <= 1 or not memory_fact(deployment, "snapshot_before_distributed_init"):
         return 0, None, ""
     if nvls:
-        reading = next((b for t, b in SGLANG_BASELINE_SM90_TP if tp >= t), SGLANG_BASELINE_SM90_TP[-1][1])
+        reading = _sm90_init_snapshot(tp, SM90_INIT_SNAPSHOT_TP[-1][1])
         size = reading - VLLM_INIT_SNAPSHOT_ONE_GPU
         return size, (-float(VLLM_DIST_INIT_SPREAD), float(VLLM_DIST_INIT_SPREAD), (
             f"the distributed init's {size / GiB:.2f} GiB (NCCL at tp={tp} on SM90+) is the fit logs' figure "
             f"at tp=2/4 (pool {-VLLM_DIST_INIT_SPREAD / GiB:+.2f}..{VLLM_DIST_INIT_SPREAD / GiB:+.2f} GiB)")), (
             f"; the distributed init's {size / GiB:.2f} GiB (NCCL communicators at tp={tp}), which vLLM "
             f"{_minor(deployment.engine_version)} counts as non-KV memory (its memory snapshot precedes the init)")
-    low = SGLANG_BASELINE_SM90_TP[-1][1] - VLLM_INIT_SNAPSHOT_ONE_GPU
+    low = SM90_INIT_SNAPSHOT_TP[-1][1] - VLLM_INIT_SNAPSHOT_ONE_GPU
     return 0, (-float(low), 0.0, (
         f"vLLM {_minor(deployment.engine_version)} counts its distributed init (NCCL at tp={tp}) as non-KV "
         f"memory; off SM90 its size is unmeasured (pool {-low / GiB:+.2f}..+0.00 GiB)")), ""
@@ -591,7 +597,7 @@ def sglang_pool(deployment: Deployment) -> PoolEstimate:
         baseline = SGLANG_BASELINE_ESTIMATE
         cc = deployment.gpu.compute_capability if deployment.gpu else None
         if cc is not None and cc >= (9, 0):
-            baseline = next((b for tp, b in SGLANG_BASELINE_SM90_TP if deployment.tensor_parallel >= tp), baseline)
+            baseline = _sm90_init_snapshot(deployment.tensor_parallel, baseline)
         notes.append(f"memory in use before SGLang's first reading (CUDA context, communication "
                      f"buffers) estimated as {baseline / GiB:.2f} GiB per GPU; SGLang scales it by "
                      "mem_fraction_static (memory.non_kv_memory sets it: the device total minus the "

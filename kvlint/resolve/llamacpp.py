@@ -14,10 +14,10 @@ import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from kvlint.catalog.ggml import Fact, GgmlCatalog, load_ggml_catalog
-from kvlint.deployment import GGML_ENGINES, GgmlPlan, GpuInfo, ModelGeometry
+from kvlint.deployment import GgmlPlan, GpuInfo, ModelGeometry
 from kvlint.resolve.fields import get
 
-__all__ = ["resolve_ggml_facts", "GGML_ENGINES"]
+__all__ = ["resolve_ggml_facts"]
 
 _GO_TRUE = ("1", "t", "T", "TRUE", "true", "True")  # Go strconv.ParseBool, as envconfig.Bool reads it
 _GO_FALSE = ("0", "f", "F", "FALSE", "false", "False")

@@ -133,3 +133,19 @@ def test_compress_lookup_roundtrip():
         assert table.lookup(tree, {"a": a, "b": b, "c": c}) == want
     assert table.compress({(1,): True, (2,): False}, ["a"], {"a": [1, 2]}) == {"by": "a", "true": [1]}
     assert table.compress({(1,): "z", (2,): "z"}, ["a"], {"a": [1, 2]}) == "z"
+
+
+@pytest.mark.parametrize("version", ["0.20.1", "0.33.0"])
+def test_finalize_gives_the_committed_table_whatever_the_device_order(version):
+    """`vllm_derive.py X` writes finalize(merge(...)), whose grid lists the devices in the probe's
+    run order; `--renormalize` re-reads the sorted-keys JSON. Both must give the same bytes, or a
+    fresh derivation of an unchanged release differs from its committed table (0.20.1 once did:
+    'sm80,sm86,sm89,sm120' against 'sm120,sm80,sm86,sm89')."""
+    committed = (DERIVE / "tables" / "vllm" / f"{version}.json").read_text()
+    tab = json.loads(committed)
+    devices = tab["grid"]["devices"]
+    run_order = [run for run, _, _ in vllm_derive.RUNS if run in devices]
+    assert sorted(run_order) == sorted(devices) and run_order != sorted(devices)
+    tab["grid"]["devices"] = {run: devices[run] for run in run_order}
+    again = vllm_derive.finalize(tab)
+    assert json.dumps(again, sort_keys=True, separators=(",", ":")) + "\n" == committed

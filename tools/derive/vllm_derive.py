@@ -295,7 +295,9 @@ def normalize_selection(tab: dict) -> None:
         if t2["cases"]["False"] == t2["cases"]["True"]:
             t2 = t2["cases"]["False"]
         per_dev[dev] = t2
-    sel["tree"] = by_device(per_dev, [d for d in g["devices"] if d in per_dev])
+    # devices in sorted order, not the grid dict's: a table read back from its sorted-keys JSON
+    # lists them sorted, so this keeps finalize() idempotent across a write and a re-read
+    sel["tree"] = by_device(per_dev, sorted(per_dev))
 
 
 # Backend methods kept in the table: the ones kvlint's catalog models. (The probe asks every

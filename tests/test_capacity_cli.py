@@ -198,5 +198,7 @@ def test_weights_from_parameter_count_are_listed_as_an_assumption(tmp_path) -> N
     )
     document = json.loads(run_capacity(tmp_path, text, "--format", "json").output)[0]
     assert "weights estimated as 8.03e+09 params x 2 B (bf16)" in document["assumptions"]
-    # 8.03e9 x 2 B = 16,060,000,000 B of weights on one GPU, taken out of the pool.
-    assert any("16,060,000,000 B weights" in a for a in document["assumptions"])
+    # 8.03e9 x 2 B = 16,060,000,000 B of weights on one GPU, taken out of the pool with vLLM's
+    # rotary cache (131,072 x 128 x 2 B = 33,554,432 B): 16,093,554,432 B.
+    assert any("the checkpoint's 16,060,000,000 B" in a for a in document["assumptions"])
+    assert any("16,093,554,432 B weights" in a for a in document["assumptions"])

@@ -262,8 +262,9 @@ def test_pipeline_parallel_split():
 
 def test_pool_from_device_memory():
     # determine_available_memory (vllm/v1/worker/gpu_worker.py): ceil(85,520,809,984 * 0.92) = 78,679,145,186 - 16,060,000,000 weights
-    # - 4 GiB non-KV = 58,324,177,890 B on 0.33; 0.19 uses 0.9: 56,613,761,690 B.
-    for version, pool in (("0.33.0", 58_324_177_890), ("0.19.1", 56_613_761_690)):
+    # - the rotary cos/sin cache vLLM loads with them (131,072 positions x 128 x 2 B = 33,554,432 B,
+    # rotary_embedding/base.py) - 4 GiB non-KV = 58,290,623,458 B on 0.33; 0.19 uses 0.9: 56,580,207,258 B.
+    for version, pool in (("0.33.0", 58_290_623_458), ("0.19.1", 56_580_207_258)):
         r = compute(deployment(LLAMA8, "fp8_e4m3", version=version, kv_cache_memory=None,
                                weights=16_060_000_000, non_kv=4 * GiB, max_model_len=8192))
         assert r.engine.pool_bytes_per_gpu == pool

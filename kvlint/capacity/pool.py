@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, List, Optional, Tuple
 
+from kvlint.capacity.sglang_load import sglang_weight_load
 from kvlint.deployment import Deployment
 
 GiB = 1 << 30
@@ -383,6 +384,36 @@ def _vllm_distributed_init(deployment: Deployment, nvls: bool) -> Tuple[int, Opt
         f"memory; off SM90 its size is unmeasured (pool {-low / GiB:+.2f}..+0.00 GiB)")), ""
 
 
+# vLLM's rotary-embedding cache, which "Model loading took" counts with the weights: every RoPE
+# module registers a `cos_sin_cache` buffer of [max_position_embeddings, rotary_dim] in the model
+# dtype (vllm/model_executor/layers/rotary_embedding/base.py `RotaryEmbeddingBase.__init__` L58-63,
+# `_compute_cos_sin_cache` L82-91, v0.19.0; rotary_embedding.py `RotaryEmbedding.__init__` L112-117,
+# v0.9.2), built on the GPU while the model is constructed and shared by every layer with the same
+# parameters (`get_rope` caches modules in _ROPE_DICT, rotary_embedding/__init__.py L68-78, v0.19.0).
+# Each tensor-parallel rank holds the whole cache: it is not split. "Model loading took" is the
+# growth of torch.cuda.max_memory_allocated over load_model (gpu_model_runner.py L4746-4821 with
+# DeviceMemoryProfiler, utils/mem_utils.py L44-63, platforms/cuda.py `get_current_memory_usage`
+# L206-211, v0.19.0), and the worker subtracts that figure as weights_memory. The cache is sized
+# from the model's max_position_embeddings, not from max_model_len: Llama-4-Scout's 10,485,760
+# positions x 128 x 2 B are 2.50 GiB on every GPU. Not modelled (say so in the band): a second
+# RoPE module (Gemma-3's global layers: linear scaling caches max_position x factor rows), YaRN or
+# linear scaling's longer caches, and a model that builds its cache in float32 (gpt-oss).
+def vllm_rope_cache(deployment: Deployment) -> Tuple[int, str]:
+    """(bytes per GPU, sentence) of vLLM's rotary cos/sin cache; 0 when the geometry lacks
+    max_position_embeddings or the rotary width."""
+    model = deployment.model
+    if model is None or not model.max_position_embeddings:
+        return 0, ""
+    rotary = model.qk_rope_head_dim if model.is_mla else model.head_dim
+    if not rotary:
+        return 0, ""
+    element = 4 if model.dtype == "float32" else 2
+    size = model.max_position_embeddings * rotary * element
+    return size, (f"plus vLLM's rotary cos/sin cache {size / MiB:,.0f} MiB on every GPU "
+                  f"(max_position_embeddings {model.max_position_embeddings:,} x rotary dim {rotary} x "
+                  f"{element} B), which vLLM counts with the weights it loads")
+
+
 def vllm_pool(deployment: Deployment) -> PoolEstimate:
     """vLLM `determine_available_memory`: ceil(total * gmu) - non_kv_cache_memory - cudagraph.
 
@@ -405,6 +436,11 @@ def vllm_pool(deployment: Deployment) -> PoolEstimate:
     if weights is None:
         return PoolEstimate(None, tuple(notes) + ("model weight size unknown: the KV pool "
                                                   "cannot be computed",), gmu)
+    checkpoint = weights
+    rope, rope_text = vllm_rope_cache(deployment)
+    if rope:
+        weights += rope
+        notes.append(f"weights per GPU {weights:,} B: the checkpoint's {checkpoint:,} B {rope_text}")
     non_kv = deployment.memory.non_kv_memory
     non_kv_given = non_kv is not None
     parts: List[Tuple[str, int]] = []
@@ -454,8 +490,9 @@ def vllm_pool(deployment: Deployment) -> PoolEstimate:
         f"KV pool = ceil({device:,} B x {gmu}) - {weights:,} B weights - {non_kv:,} B non-KV "
         f"= {pool:,} B per GPU"
     )
-    terms = (("device", device), ("weights", weights), ("non_kv", non_kv), *parts)
-    band = _band(pool, weights, non_kv_given, tuple(extra))
+    terms = (("device", device), ("weights", weights), ("non_kv", non_kv), *parts,
+             *((("rope_cache", rope),) if rope else ()))
+    band = _band(pool, checkpoint, non_kv_given, tuple(extra))
     if extra_terms:
         band = replace(band, sized_low=int(sum(t[0] for t in extra_terms)),
                        sized_high=int(sum(t[1] for t in extra_terms)))
@@ -591,6 +628,12 @@ def sglang_pool(deployment: Deployment) -> PoolEstimate:
     if weights is None:
         return PoolEstimate(None, tuple(notes) + ("model weight size unknown: the KV pool "
                                                   "cannot be computed",), mfs)
+    checkpoint = weights
+    # what SGLang's load holds beyond params x dtype: its "mem usage" (kvlint/capacity/sglang_load.py)
+    load_extra, load_text = sglang_weight_load(deployment, weights)
+    weights += load_extra
+    if load_text:
+        notes.append(load_text)
     baseline = deployment.memory.non_kv_memory
     baseline_given = baseline is not None
     if baseline is None:
@@ -607,7 +650,7 @@ def sglang_pool(deployment: Deployment) -> PoolEstimate:
                  f"= {pool:,} B per GPU")
     device_low, device_text = _device_band(deployment, mfs)
     extra = ((device_low, 0.0, device_text),) if device_text else ()
-    return PoolEstimate(pool, tuple(notes), mfs, _band(pool, weights, baseline_given, extra),
+    return PoolEstimate(pool, tuple(notes), mfs, _band(pool, checkpoint, baseline_given, extra),
                         (("device", device), ("weights", weights), ("non_kv", baseline)))
 
 

@@ -92,6 +92,10 @@ class ModelGeometry:
     dtype: str  # "bfloat16" | "float16" | "float32"
     kv_lora_rank: Optional[int] = None
     qk_rope_head_dim: Optional[int] = None
+    # MLA: qk_nope_head_dim and whether the config has a sparse-attention indexer (index_topk,
+    # DeepSeek-V3.2); vLLM 0.11-0.17 pick the MLA block size by them. None = unknown.
+    qk_nope_head_dim: Optional[int] = None
+    mla_sparse: Optional[bool] = None
     has_sinks: bool = False
     source: str = "catalog"  # catalog | config | manifest
     # The checkpoint's HF `architectures` (catalog entries; empty when unknown). Engines key
@@ -234,6 +238,9 @@ class Deployment:
     release_features: FrozenSet[str] = frozenset()
     # llama.cpp / Ollama: the ggml cache plan (None for the other engines).
     ggml: Optional[GgmlPlan] = None
+    # Set when the engine replaces the block size on its own (vLLM 0.11-0.17 on MLA models):
+    # block_size is then None, backend_block_size the size it runs with, and this says why.
+    block_size_note: Optional[str] = None
 
     def release_default(self, name: str, fallback: Any = None) -> Any:
         return self.release_defaults.get(name, fallback)

@@ -330,7 +330,9 @@ def vllm_capacity(deployment: Deployment, pool: PoolEstimate,
     inflight = inflight_tokens(deployment, notes) if any(
         p.geometry.kind != "full" for p in deployment.layers) else None
     if deployment.block_size is None:
-        if deployment.backend_block_size is not None:
+        if deployment.block_size_note:
+            notes.append(deployment.block_size_note)
+        elif deployment.backend_block_size is not None:
             notes.append(f"block size {deployment.backend_block_size} from the attention "
                          "backend's preference")
         else:

@@ -421,6 +421,8 @@ def geometry_from_config(config: Mapping[str, Any], name: str) -> ModelGeometry:
         dtype=_model_dtype(text, config),
         kv_lora_rank=kv_lora_rank,
         qk_rope_head_dim=rope_dim,
+        qk_nope_head_dim=text.get("qk_nope_head_dim") if is_mla and type(text.get("qk_nope_head_dim")) is int else None,
+        mla_sparse=("index_topk" in text) if is_mla else None,  # vLLM: hasattr(hf_config, "index_topk")
         has_sinks=has_sinks,
         source="config",
     )

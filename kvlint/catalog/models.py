@@ -128,6 +128,9 @@ class ModelEntry:
             dtype=self.dtype,
             kv_lora_rank=self.mla.kv_lora_rank if self.mla else None,
             qk_rope_head_dim=self.mla.qk_rope_head_dim if self.mla else None,
+            qk_nope_head_dim=self.mla.qk_nope_head_dim if self.mla else None,
+            # the only sparse-MLA (index_topk) model type vLLM knows; none is catalogued today
+            mla_sparse=(self.model_type == "deepseek_v32") if self.mla else None,
             has_sinks=self.sinks,
             source="catalog",
             architectures=self.architectures,

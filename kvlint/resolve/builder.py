@@ -316,7 +316,8 @@ class FactsBuilder:
 
         backend, backend_block = None, None
         if fmt is not None:  # an unknown dtype is KV205; predicting a backend for it adds noise
-            backend, backend_block = view.backend(dtype_literal if not auto_quantized else "fp8", gpu, geometry, scales)
+            backend, backend_block = view.backend(dtype_literal if not auto_quantized else "fp8", gpu, geometry, scales,
+                                                  env=get(data, "engine", "env", kind=dict))
         view.features(data)
         weights, weights_note = weights_bytes(data, self.facts["model"].get("catalog_weight_bytes"))
         memory = memory_plan(data, engine_name, gpu, view.default, weights)
@@ -339,6 +340,10 @@ class FactsBuilder:
                 max_model_len=max_model_len,
                 max_num_batched_tokens=get(data, "serving", "max_num_batched_tokens", kind=int, lo=1),
                 release_behaviour=view.release_behaviour(),
+                forced_block_size=view.forced_block.size if view.forced_block else None,
+                block_size_note=(f"block size {view.forced_block.size}: vLLM forces it for "
+                                 f"{view.forced_block.backend} on this MLA model (check_and_update_config)")
+                if view.forced_block else None,
             )
         notes = [weights_note] if weights_note else []
         return Resolution(deployment=deployment, facts=self.facts, notes=notes)

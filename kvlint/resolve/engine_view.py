@@ -16,6 +16,7 @@ from kvlint.catalog import Catalogs
 from kvlint.catalog.engines import guess_quantized
 from kvlint.catalog.selection import predict_backend
 from kvlint.resolve.fields import get
+from kvlint.resolve.mla_block import ForcedBlock, forced_block
 from kvlint.resolve.remedy import RemedySearch, Setup
 
 
@@ -32,6 +33,11 @@ class EngineView:
         self.engine = engine
         self.version = version
         self.facts = facts
+        # vLLM 0.11.0-0.17.1 replace an MLA model's block size (mla_block.py); set by backend()
+        self.forced_block: Optional[ForcedBlock] = None
+        self._ignored: List[Dict[str, Any]] = []
+        self._written_block: Optional[int] = None
+        self._mla_model: Tuple[Optional[bool], Optional[int]] = (None, None)  # (sparse, qk_nope_head_dim)
         # A pre-release/dev/local build, a newer release or an uncatalogued patch of an unchanged
         # line is checked as the catalogued release that stands in for it (engine.stand_in says so).
         self.release, stand_in = (
@@ -84,6 +90,7 @@ class EngineView:
         gpu: Optional[GpuInfo],
         geometry: Optional[ModelGeometry],
         scales: ScaleLayout,
+        env: Optional[Dict[str, Any]] = None,
     ) -> Tuple[Optional[str], Optional[int]]:
         """(effective backend, its preferred block size) and the backend/selection facts."""
         facts = self.facts["backend"]
@@ -105,7 +112,7 @@ class EngineView:
         is_mla = geometry.is_mla if geometry else None
         sinks = bool(geometry and (geometry.has_sinks or any(layer.has_sinks for layer in geometry.layers)))
         per_head = scales.granularity == "per-head"
-        block = get(self.facts, "kv_cache", "block_size")
+        block = self._mla_block(gpu, geometry, None if facts["auto"] else requested, env or {})
         if self.facts["kv_cache"].get("fp4") and gpu is not None and not gpu.fp4:  # KV306
             setup = self._setup(literal, gpu, head, block, sinks, per_head, is_mla,
                                 None if facts["auto"] else requested)
@@ -136,6 +143,41 @@ class EngineView:
             preferred = info.preferred_block_size(cc, head)
         return info.name, preferred
 
+    def _mla_block(self, gpu: Optional[GpuInfo], geometry: Optional[ModelGeometry],
+                   pinned: Optional[str], env: Dict[str, Any]) -> Optional[int]:
+        """The block size the checks see: the written one, unless this release's
+        check_and_update_config replaces it for an MLA model (catalog `mla_block_size_override`);
+        then the forced size, and a KV313 entry when the manifest wrote the size it replaces."""
+        block = get(self.facts, "kv_cache", "block_size")
+        self._written_block = block if isinstance(block, int) else None
+        if geometry is not None:
+            self._mla_model = (geometry.mla_sparse, geometry.qk_nope_head_dim)
+        if (self.engine != "vllm" or self.release is None or gpu is None or gpu.vendor != "nvidia"
+                or geometry is None or not geometry.is_mla):
+            return block
+        rule = self.release.default("mla_block_size_override")
+        if rule is None:
+            return block
+        explicit = pinned
+        if explicit is None and self.release.feature("attention_backend_env").status in ("available", "deprecated"):
+            explicit = str(env["VLLM_ATTENTION_BACKEND"]) if env.get("VLLM_ATTENTION_BACKEND") else None
+        decided, forced = forced_block(rule, explicit=explicit, cc=gpu.compute_capability,
+                                       sparse=geometry.mla_sparse, qk_nope=geometry.qk_nope_head_dim,
+                                       block=block if isinstance(block, int) else None)
+        if not decided or forced is None:
+            return block
+        self.forced_block = forced
+        self.facts["kv_cache"]["block_size"] = forced.size
+        if isinstance(block, int):
+            why = "a sparse-MLA model (index_topk)" if forced.sparse else "an MLA model"
+            self._ignored.append({
+                "setting": "kv_cache.block_size", "pointer": "/kv_cache/block_size", "value": str(block),
+                "detail": f"for {why} it plans for {forced.backend} and replaces the block size with "
+                          f"{forced.size} (it logs 'Forcing kv cache block size to {forced.size}'), "
+                          f"so the KV cache is sized with {forced.size}; drop kv_cache.block_size or "
+                          f"write {forced.size}"})
+        return forced.size
+
     def _triton_note(self, literal, gpu, head, block, platform, sinks, per_head, is_mla) -> str:
         """KV303's remedy is TRITON_ATTN when it accepts the whole configuration here; else why
         not, and what the search (dtype_remedy: another release, or none) found instead."""
@@ -158,7 +200,8 @@ class EngineView:
             engine=self.engine, literal=literal, written=get(facts, "kv_cache", "dtype", kind=str) or literal,
             gpu=gpu, head=head, block=block, sinks=sinks, per_head=per_head, is_mla=is_mla,
             pinned=None if facts["backend"].get("auto") else facts["backend"].get("requested"),
-            current=current, model_format=model_dtype_format(get(facts, "kv_cache", "model_dtype", kind=str)))
+            current=current, model_format=model_dtype_format(get(facts, "kv_cache", "model_dtype", kind=str)),
+            written_block=self._written_block, mla_sparse=self._mla_model[0], qk_nope=self._mla_model[1])
 
     def _remedy(self, problem: str, setup: Setup) -> str:
         """The remedy text a message appends ("; ..."), each suggestion checked against the catalog
@@ -285,6 +328,7 @@ class EngineView:
         unavailable: List[Dict[str, Any]] = []
         ignored: List[Dict[str, Any]] = []
         self.facts["features"] = {"unavailable": unavailable, "ignored": ignored}
+        ignored.extend(self._ignored)
         scales = self.facts["scales"]
         scales["warmup_ok"] = True
         if self.release is None:

@@ -281,6 +281,8 @@ def build_deployment(
     max_model_len: Optional[int],
     max_num_batched_tokens: Optional[int],
     release_behaviour: Optional[Dict[str, Any]] = None,
+    forced_block_size: Optional[int] = None,
+    block_size_note: Optional[str] = None,
 ) -> Deployment:
     env = get(data, "engine", "env", kind=dict) or {}
     options = get(data, "engine", "options", kind=dict) or {}
@@ -298,8 +300,9 @@ def build_deployment(
         kv_dtype=kv_dtype,
         layers=layers,
         scales=scales,
-        block_size=get(data, "kv_cache", "block_size", kind=int, lo=1, hi=4096),
-        backend_block_size=backend_block_size,
+        block_size=None if forced_block_size else get(data, "kv_cache", "block_size", kind=int, lo=1, hi=4096),
+        backend_block_size=forced_block_size or backend_block_size,
+        block_size_note=block_size_note,
         memory=memory,
         max_model_len=max_model_len,
         max_num_seqs=get(data, "serving", "max_num_seqs", kind=int, lo=1),

@@ -27,6 +27,7 @@ from kvlint.catalog import Catalogs
 from kvlint.catalog.engines import ENGINE_DISPLAY, BackendInfo, EngineRelease
 from kvlint.catalog.selection import predict_backend
 from kvlint.deployment import GpuInfo
+from kvlint.resolve.mla_block import forced_block
 from kvlint.versions import parse_version
 
 # Block sizes tried after the backend's own preferred and listed ones (vLLM's CacheConfig
@@ -51,6 +52,12 @@ class Setup:
     pinned: Optional[str]  # the backend the manifest pins; None with `auto`
     current: Optional[str]  # the backend that refused (pinned, or the one auto selected)
     model_format: str  # the storage format of the model dtype ("bf16")
+    # vLLM 0.11-0.17 replace an MLA model's block size (mla_block.py), `block` is the size this
+    # release runs with; another release is judged with its own: the written size and the model
+    # facts the rule reads.
+    written_block: Optional[int] = None
+    mla_sparse: Optional[bool] = None
+    qk_nope: Optional[int] = None
 
     @property
     def platform(self) -> Optional[str]:
@@ -102,7 +109,7 @@ class RemedySearch:
         or left to auto; None when kvlint's verdict on it would still be a refusal."""
         s = self.setup
         literal = s.literal if literal is None else literal
-        block = s.block if block == -1 else block
+        block = self._block_on(release, pinned) if block == -1 else block
         per_head = s.per_head if per_head is None else per_head
         # The answer depends only on the release and these facts; a release view is cached for
         # the catalog's lifetime, so it keeps the answers (a search asks every release, and a
@@ -112,6 +119,16 @@ class RemedySearch:
         if key not in memo:
             memo[key] = self._serves(release, pinned, literal, block, per_head)
         return memo[key]
+
+    def _block_on(self, release: EngineRelease, pinned: Optional[str]) -> Optional[int]:
+        """The block size `release` runs this configuration with: the one the verdict saw on this
+        release; on another, the written one unless that release replaces it (vLLM 0.11-0.17, MLA)."""
+        s = self.setup
+        if release is self.release or not s.is_mla or s.engine != "vllm" or s.platform != "cuda":
+            return s.block
+        decided, forced = forced_block(release.default("mla_block_size_override"), explicit=pinned, cc=s.cc,
+                                       sparse=s.mla_sparse, qk_nope=s.qk_nope, block=s.written_block)
+        return forced.size if decided and forced else s.written_block
 
     def _serves(self, release: EngineRelease, pinned: Optional[str], literal: str, block: Optional[int],
                 per_head: bool) -> Optional[str]:

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Optional, Tuple
 
 from kvlint.adapters.llamacpp_flags import KNOWN as LLAMACPP_KNOWN
@@ -1406,6 +1406,34 @@ def lookup(engine: str, spelling: str) -> Optional[FlagSpec]:
                 positive.type, positive.added, positive.removed, positive.source,
                 positive.verified, negated=True,
             )
+    inverse = _enable_disable_inverse(engine, spelling)
+    if inverse is not None:
+        return inverse
+    return None
+
+
+# From vLLM 0.33.0 every BooleanOptionalAction `--enable-x` also takes `--disable-x` (and
+# `--disable-x` takes `--enable-x`), setting the flag to False (EnableDisableAction,
+# vllm/utils/argparse_utils.py v0.33.0 L120-145, registered by FlexibleArgumentParser L179;
+# absent in 0.32.0).
+_VLLM_ENABLE_DISABLE_FROM = "0.33.0"
+_INVERSE_PREFIXES = (("--disable-", "--enable-"), ("--enable-", "--disable-"))
+
+
+def _enable_disable_inverse(engine: str, spelling: str) -> Optional[FlagSpec]:
+    """`--disable-x` as the False of vLLM's BooleanOptionalAction `--enable-x` (or the reverse)."""
+    if engine != "vllm":
+        return None
+    for prefix, inverse in _INVERSE_PREFIXES:
+        if not spelling.startswith(prefix):
+            continue
+        positive = _spec(engine, inverse + spelling[len(prefix):])
+        if positive is None or positive.takes != "bool":
+            return None
+        added = positive.added
+        if added is None or version_key(added) < version_key(_VLLM_ENABLE_DISABLE_FROM):
+            added = _VLLM_ENABLE_DISABLE_FROM
+        return replace(positive, spelling=spelling, added=added, negated=True)
     return None
 
 

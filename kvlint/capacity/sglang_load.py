@@ -19,9 +19,9 @@ model_runner.py `load_model`, v0.4.3.post4 L319-396: `get_available_gpu_memory` 
 
 Modelled for dense decoders whose SGLang model class builds fused qkv_proj / o_proj /
 gate_up_proj / down_proj per layer, embed_tokens and (untied) lm_head split over tensor
-parallelism with the vocabulary padded to 64 (Qwen2/Llama-style; the tensors and their order
-are checked against the release's own model classes in tests/data/sglang_load, built by
-tools/derive/sglang_load.py). Anything else (MoE, MLA, quantized checkpoints, pipeline
+parallelism with the vocabulary padded to 64 (Qwen2/Llama/Qwen3-style; the tensors and their
+order are checked against the release's own model classes, 0.4.3.post4, 0.4.10.post2, 0.5.2 and
+0.5.9, in tests/data/sglang_load, built by tools/derive/sglang_load.py). Anything else (MoE, MLA, quantized checkpoints, pipeline
 parallelism, a parameter count that does not match this layout) is not modelled: the caller
 keeps params x dtype.
 """
@@ -30,6 +30,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Tuple
+
+from kvlint.deployment import Deployment
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -137,12 +139,13 @@ class DenseShape:
     qkv_bias: bool
     tp: int = 1
     dtype_bytes: int = 2
+    qk_norm: bool = False  # Qwen3: per-head RMSNorm weights of q and k (head_dim each) per layer
 
     def global_params(self) -> int:
         """Parameters of the whole checkpoint in this layout (to check it against the manifest)."""
         h, q, kv = self.hidden_size, self.num_attention_heads * self.head_dim, self.num_kv_heads * self.head_dim
         per_layer = (h * (q + 2 * kv) + (q + 2 * kv if self.qkv_bias else 0) + q * h
-                     + 3 * h * self.intermediate_size + 2 * h)
+                     + 3 * h * self.intermediate_size + 2 * h + (2 * self.head_dim if self.qk_norm else 0))
         embed = self.vocab_size * h
         return embed * (1 if self.tied_embeddings else 2) + self.num_layers * per_layer + h
 
@@ -150,7 +153,8 @@ class DenseShape:
 def dense_load_events(shape: DenseShape, rope_positions: Optional[int], rotary_dim: int,
                       rope_bytes: int = 4) -> List[Tuple[str, object, int]]:
     """The allocations SGLang's model construction makes on one GPU, in order (the order of
-    Qwen2ForCausalLM / LlamaForCausalLM.__init__: embed_tokens; per layer qkv_proj (+ bias),
+    Qwen2ForCausalLM / LlamaForCausalLM / Qwen3ForCausalLM.__init__: embed_tokens; per layer
+    (Qwen3: q_norm, k_norm) qkv_proj (+ bias),
     o_proj, the rotary cache on the first layer, gate_up_proj, down_proj, two norms; the final
     norm; lm_head unless tied). `rope_positions` None: no cos/sin cache."""
     tp, d, h = shape.tp, shape.dtype_bytes, shape.hidden_size
@@ -161,6 +165,9 @@ def dense_load_events(shape: DenseShape, rope_positions: Optional[int], rotary_d
     inter = shape.intermediate_size // tp
     events: List[Tuple[str, object, int]] = [("alloc", "embed_tokens", vocab_rows * h * d)]
     for layer in range(shape.num_layers):
+        if shape.qk_norm:
+            events.append(("alloc", (layer, "q_norm"), shape.head_dim * d))
+            events.append(("alloc", (layer, "k_norm"), shape.head_dim * d))
         events.append(("alloc", (layer, "qkv"), qkv_rows * h * d))
         if shape.qkv_bias:
             events.append(("alloc", (layer, "qkv_bias"), qkv_rows * d))
@@ -211,3 +218,48 @@ def dense_load_memory(shape: DenseShape, rope_positions: Optional[int], rotary_d
     tensors = held_tensor_bytes(events)
     rope = rope_positions * rotary_dim * 4 if rope_positions else 0
     return LoadEstimate(total=total, tensors=tensors, rope_cache=rope, rounding=total - tensors)
+
+
+def sglang_weight_load(deployment: Deployment, weights_per_gpu: int) -> Tuple[int, str]:
+    """(bytes SGLang's load holds per GPU beyond `weights_per_gpu`, sentence), or (0, why not).
+
+    The layout is identified by the checkpoint's own size: the dense Qwen2/Llama-style tensors
+    (with or without a qkv bias, with or without a separate lm_head) whose parameters at 2 B
+    make exactly `memory.weights_bytes`; no match (a quantized, MoE or other checkpoint) leaves
+    the weights at params x dtype."""
+    model = deployment.model
+    if model is None or deployment.engine != "sglang":
+        return 0, ""
+    hidden = getattr(model, "hidden_size", None)
+    intermediate = getattr(model, "intermediate_size", None)
+    missing = [name for name, value in (("hidden_size", hidden), ("intermediate_size", intermediate),
+                                        ("vocab_size", model.vocab_size),
+                                        ("num_attention_heads", model.num_attention_heads)) if not value]
+    if missing:
+        return 0, ("SGLang's weight load is taken as params x dtype: model.geometry lacks "
+                   f"{', '.join(missing)}, so its rotary cache and allocator rounding are not modelled")
+    whole = deployment.memory.weights_bytes
+    if model.is_mla or deployment.pipeline_parallel > 1 or not whole:
+        return 0, ""
+    tp = max(1, deployment.tensor_parallel)
+    for tied, bias, qk_norm in ((t, b, n) for t in (False, True) for b in (True, False) for n in (False, True)):
+        if bias and qk_norm:
+            continue  # no such layout among the modelled classes
+        shape = DenseShape(hidden, intermediate, model.num_layers,
+                           model.num_attention_heads, model.num_kv_heads, model.head_dim,
+                           model.vocab_size, tied, bias, tp=tp, dtype_bytes=2, qk_norm=qk_norm)
+        if 2 * shape.global_params() != whole:
+            continue
+        estimate = dense_load_memory(shape, model.max_position_embeddings, model.head_dim)
+        extra = estimate.total - weights_per_gpu
+        return extra, (
+            f"SGLang's weight load holds {estimate.total / GiB:.2f} GiB per GPU, {extra / MiB:+,.0f} MiB "
+            f"beyond params x dtype: its float32 rotary cos/sin cache ({estimate.rope_cache / MiB:,.0f} MiB, "
+            f"max_position_embeddings x head_dim x 4 B) and PyTorch's allocator segments "
+            f"({estimate.rounding / MiB:,.0f} MiB, tensors rounded up and not given back); "
+            f"dense layout{' with qkv bias' if bias else ''}{' with q/k norms' if qk_norm else ''}"
+            f"{', tied embeddings' if tied else ''} "
+            "identified by the checkpoint's parameter count")
+    return 0, ("SGLang's weight load is taken as params x dtype: the checkpoint's size is not that of "
+               "a dense Qwen2/Llama-style 16-bit model of this geometry, whose rotary cache and "
+               "allocator rounding kvlint models")

@@ -30,8 +30,10 @@ CacheFormatId = Literal[
     "int4_per_token_head",  # packed two values per byte + inline FP32 scales
     "nvfp4",  # vLLM: E2M1 data + one FP8 scale per 16 elements
     "trtllm_nvfp4",  # TensorRT-LLM: ceil(n/2) + ceil(n/16) bytes per n elements
-    "sglang_fp4",  # SGLang fp4_e2m1: E2M1 data + one uint8 scale per 16 elements
+    "sglang_fp4",  # SGLang fp4_e2m1 / fp4_mx_block16: E2M1 data + one uint8 scale per 16 elements
+    "sglang_nvfp4",  # SGLang nvfp4: as sglang_fp4 (E4M3 scales), plus what its backends add
     "fp8_ds_mla",  # vLLM FLASHMLA_SPARSE DeepSeek latent, 656 B per token per layer
+    "sglang_mxfp8",  # SGLang mxfp8: E4M3 data + one UE8M0 scale byte per 32 elements (MHA pool)
 
 ]
 
@@ -46,7 +48,10 @@ PER_TOKEN_HEAD_FORMATS = frozenset(
 # Formats whose scales are static (per-tensor or per-head buffers outside the KV pool).
 STATIC_SCALE_FORMATS = frozenset({"fp8_e4m3", "fp8_e4m3fnuz", "fp8_e5m2", "int8"})
 # Block-scaled 4-bit formats: block scales are inline; a per-tensor global scale sits outside.
-BLOCK_SCALED_FORMATS = frozenset({"nvfp4", "trtllm_nvfp4", "sglang_fp4"})
+BLOCK_SCALED_FORMATS = frozenset({"nvfp4", "trtllm_nvfp4", "sglang_fp4", "sglang_nvfp4"})
+# Formats whose scales live inside the KV record, one per block of elements and per token: the
+# FP4 formats above, SGLang's MXFP8 (UE8M0 per 32 elements, no global scale) and vLLM's fp8_ds_mla.
+INLINE_SCALE_FORMATS = BLOCK_SCALED_FORMATS | frozenset({"sglang_mxfp8", "fp8_ds_mla"})
 # The engines built on ggml, resolved from the ggml catalog (kvlint.resolve.llamacpp) rather than
 # from the engine catalog's backends.
 GGML_ENGINES = ("llama.cpp", "ollama")

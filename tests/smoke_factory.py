@@ -25,6 +25,8 @@ GRANULARITY = {
     "nvfp4": "block",
     "trtllm_nvfp4": "block",
     "sglang_fp4": "block",
+    "sglang_mxfp8": "block",
+    "sglang_nvfp4": "block",
     "bf16": None,
     "fp16": None,
 }

@@ -31,11 +31,34 @@ DEEPSEEK_V3 = model("deepseek-v3", mla_layers(61), heads=128, max_pos=163840, ml
     ("trtllm_nvfp4", (1024, 128)),
     # SGLang fp4_e2m1: cell//2 + (Hkv*D*2)//16 -> 1,024 + 128.
     ("sglang_fp4", (1024, 128)),
+    # SGLang 0.5.23 nvfp4 with one scale layout (trtllm_mha on SM100): fp4 Hkv*(D//2)*2 = 1,024,
+    # scales Hkv*(D//16)*2 = 128 (fp4_kv_cache_quant_method.py NVFP4KVCacheMethod.compute_cell_size).
+    ("sglang_nvfp4", (1024, 128)),
+    # SGLang mxfp8 (pool_configurator.py v0.5.23 L526-529): n*(D+Dv) E4M3 bytes + n*(D+Dv)//32 UE8M0
+    # bytes = 2,048 + 64.
+    ("sglang_mxfp8", (2048, 64)),
 ])
 def test_bytes_per_token_per_layer(fmt, expected):
     layer = LayerGeometry(0, "full", None, 8, 128, 128)
     tb = format_token_bytes(fmt, layer, 8)
     assert (tb.payload, tb.scale) == expected
+
+
+def test_sglang_mxfp8_on_mla_is_the_plain_fp8_latent():
+    # SGLang 0.5.23 gives an MLA model the MLA pool at float8_e4m3fn (kv_cache_configurator.py
+    # L1872-1881) and its MLA cell size has no mxfp8 term (pool_configurator.py L359-385): 576 B per
+    # layer for DeepSeek-V3's 512 + 64 latent, no scales (61 layers: 35,136 B, the cell size the
+    # release computed in tests/data/sglang_pool/0.5.23.json, deepseekv3-b200-tp8-mxfp8-*).
+    tb = format_token_bytes("sglang_mxfp8", DEEPSEEK_V3.layers[0], 1)
+    assert (tb.payload, tb.scale) == (576, 0)
+
+
+def test_sglang_mxfp8_has_no_static_scales():
+    # The FA4 MXFP8 path passes the block scales, not layer.k_scale / v_scale
+    # (flashattention_backend.py v0.5.23 L1536-1537).
+    r = compute(deployment(LLAMA8, "sglang_mxfp8", engine="sglang", version="0.5.23", max_model_len=4096))
+    assert (r.static_scales.kv_bytes, r.static_scales.qkv_bytes) == (0, 0)
+    assert (r.per_token.payload_bytes, r.per_token.scale_bytes) == (32 * 2048, 32 * 64)
 
 
 def test_fp8_ds_mla_record_is_656_bytes():

@@ -18,8 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from capacity_factories import alternating_layers, deployment, dense_layers, gemma3_layers, mla_layers, model
+from capacity_factories import H100, alternating_layers, deployment, dense_layers, gemma3_layers, mla_layers, model
 from kvlint.capacity import compute
+from kvlint.catalog import load_catalogs
+from kvlint.deployment import GpuInfo
 
 REPO = Path(__file__).resolve().parents[1]
 FAKE = REPO / "tests" / "fixtures" / "derive_sglang" / "fakesglang"
@@ -136,18 +138,28 @@ def test_kvlint_matches_sglang_0_5_2_pool(case):
     assert e.kv_cache_tokens == got["max_total_num_tokens"]
 
 
+# The fake GPUs of tools/derive/sglang_stubs.py (GPUS) the pool cases ran on, as kvlint sees them.
+POOL_GPUS = {
+    "sm90": H100,
+    "sm100": GpuInfo("B200-180GB", "nvidia", 192265846784, (10, 0), "sm100", "e4m3", True),
+    "sm120": GpuInfo("RTX-PRO-6000", "nvidia", 102641451008, (12, 0), "sm120", "e4m3", True),
+}
+
+
 @pytest.mark.parametrize("case", _pool_cases("0.5.23"))
 def test_kvlint_matches_sglang_0_5_23_pool(case):
     """0.5.23 sizes the pool in KVCacheConfigurator (mem_cache/kv_cache_configurator.py) and its
-    pool configurators (model_executor/pool_configurator.py); tools/derive/sglang_pool.py ran them."""
+    pool configurators (model_executor/pool_configurator.py); tools/derive/sglang_pool.py ran them.
+    The storage format is the catalog's for the case's --kv-cache-dtype (mxfp8 -> sglang_mxfp8,
+    nvfp4 -> sglang_nvfp4, fp4_mx_block16 -> sglang_fp4), so the catalog mapping is under test too."""
     assert "error" not in case, case.get("error")
     inp, got = case["input"], case["sglang"]
-    fmt = "bf16" if inp["kv"] == "auto" else inp["kv"]
+    fmt = "bf16" if inp["kv"] == "auto" else load_catalogs(()).engines.release("sglang", "0.5.23").dtype(inp["kv"]).format
     pool_bytes = got["profile_available_bytes"]["_return"]
     dep = deployment(GEOMETRY[inp["model"]](), fmt, engine="sglang", version="0.5.23", tp=inp["tp"],
                      kv_cache_memory=pool_bytes, block_size=case["server_args"]["page_size"],
-                     max_model_len=4096)
-    dep = replace(dep, max_total_tokens=inp.get("max_total_tokens"))
+                     max_model_len=4096, gpu=POOL_GPUS[inp.get("gpu", "sm90")], kv_dtype=inp["kv"])
+    dep = replace(dep, max_total_tokens=inp.get("max_total_tokens"), requested_backend=inp.get("backend") or "auto")
     e = compute(dep).engine
     if not case["is_hybrid_swa"]:
         assert e.groups[0].bytes_per_token == got["cell_size"]  # same cell size as SGLang

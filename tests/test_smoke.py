@@ -84,6 +84,8 @@ DEPLOYMENT_FORMATS = [
     "nvfp4",
     "trtllm_nvfp4",
     "sglang_fp4",
+    "sglang_nvfp4",
+    "sglang_mxfp8",
 ]
 
 
@@ -139,6 +141,8 @@ def test_measured_bytes_follow_vllm_per_token_head_formula():
         "nvfp4": 2 * hkv * (d // 2 + d // 16),
         "fp8_e4m3": 2 * hkv * d,
         "bf16": 2 * hkv * d * 2,
+        # SGLang mxfp8: Hkv*(D+Dv) E4M3 bytes + that // 32 UE8M0 bytes (pool_configurator.py v0.5.23 L526-529)
+        "sglang_mxfp8": 2 * hkv * d + (2 * hkv * d) // 32,
     }
     for fmt, per_token in expected.items():
         (group,) = _groups(run_smoke([deployment(fmt, num_layers=layers)], device="cpu", fmt="json", settings=FAST))
@@ -181,6 +185,27 @@ def test_nvfp4_roundtrip_exact_on_grid():
     cells = fmt.encode(x, g)
     assert cells.shape[-1] == 16 + 2
     assert torch.allclose(fmt.decode(cells, 32, g), x, rtol=1e-3, atol=1e-6)
+
+
+def test_sglang_mxfp8_cell_matches_sglang_quantizer():
+    """SGLang's MXFP8 write (python/sglang/kernels/ops/kvcache/mxfp8_quant_store_kv.py L45-50,
+    v0.5.23): biased exponent clamp(ceil(log2(amax / 448)) + 127, 0, 254) per 32 values, E4M3
+    values saturated at +-448; the pool keeps D E4M3 bytes and D/32 UE8M0 bytes per head
+    (memory_pool.py MHATokenToKVPoolMXFP8, k_sf_dim = head_dim // 32)."""
+    fmt = FORMATS["sglang_mxfp8"]
+    x = torch.zeros(1, 1, 64)
+    x[0, 0, 0] = 896.0  # block 0: amax 896 -> log2(2) = 1 -> biased 128, scale 2
+    x[0, 0, 1] = 3.0  # 3 / 2 = 1.5, exact in E4M3
+    x[0, 0, 32] = 0.4375  # block 1: amax 0.4375 -> ceil(log2(0.4375 / 448)) = -10 -> biased 117
+    cells = fmt.encode(x)
+    assert cells.shape[-1] == 64 + 2 and cells.dtype == torch.uint8
+    assert cells[0, 0, 64].item() == 128 and cells[0, 0, 65].item() == 117
+    assert cells[0, 0, 0].view(torch.float8_e4m3fn).float().item() == 448.0
+    assert cells[0, 0, 1].view(torch.float8_e4m3fn).float().item() == 1.5
+    assert cells[0, 0, 32].view(torch.float8_e4m3fn).float().item() == 0.4375 * 1024
+    assert torch.equal(fmt.decode(cells, 64), x)
+    with pytest.raises(Exception, match="not a multiple"):
+        fmt.cell_width(48)
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))

@@ -41,7 +41,9 @@ _PAYLOAD_BYTES_PER_ELEMENT: Dict[str, float] = {
     "nvfp4": 0.5,
     "trtllm_nvfp4": 0.5,
     "sglang_fp4": 0.5,
+    "sglang_nvfp4": 0.5,
     "fp8_ds_mla": 1,
+    "sglang_mxfp8": 1,
 }
 
 # vLLM FLASHMLA_SPARSE `fp8_ds_mla` record per token per layer
@@ -54,6 +56,10 @@ FP8_DS_MLA_SCALE_BYTES = 16
 # (vLLM TRITON_ATTN: scale_pad = sizeof(float32) // sizeof(uint8) = 4 per K and per V,
 #  v0.25.1 vllm/v1/attention/backends/triton_attn.py L318-345; v0.33.0 customize_spec L308-319).
 PER_TOKEN_HEAD_SCALE_BYTES = 2 * 4
+
+# SGLang mxfp8: one UE8M0 (float8_e8m0fnu, 1 byte) scale per 32 E4M3 elements of K and of V
+# (python/sglang/srt/mem_cache/memory_pool.py v0.5.23 MHATokenToKVPoolMXFP8.MXFP8_SCALE_BLOCK_SIZE).
+MXFP8_SCALE_BLOCK = 32
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -91,7 +97,17 @@ def format_token_bytes(fmt: str, layer: LayerGeometry, kv_heads: int) -> TokenBy
     * nvfp4 (vLLM): `2 * Hkv * (D/2 + D/16)` (`nvfp4_kv_cache_full_dim`, torch_utils.py L542).
     * trtllm_nvfp4: `ceil(n/2) + ceil(n/16)` for n elements
       (TensorRT-LLM `KVCacheManager.get_cache_size_per_token`).
-    * sglang_fp4: `cell//2 + (Hkv*D*2)//16` (sglang model_runner_kv_cache_mixin.py).
+    * sglang_fp4: `cell//2 + (Hkv*D*2)//16` (sglang model_runner_kv_cache_mixin.py); 0.5.23's
+      fp4_mx_block16 and nvfp4 on TRT-LLM MHA cost the same: `Hkv*(D//2)*2 + (Hkv*D//16)*2`
+      (fp4_kv_cache_quant_method.py v0.5.23 `compute_cell_size`, L744-768 and L897-913).
+    * sglang_nvfp4: the same per layer (data + one layout of block scales); what the attention
+      backends add beyond it (a second scale layout, a dequant workspace) is SGLang's engine
+      accounting (kvlint/capacity/sglang.py `nvfp4_backend_bytes`).
+    * sglang_mxfp8: `Hkv*(D_k+D_v)` E4M3 bytes + `Hkv*(D_k+D_v)//32` UE8M0 scale bytes
+      (sglang pool_configurator.py v0.5.23 L526-529, memory_pool.py `MHATokenToKVPoolMXFP8`
+      L3847-3950). An MLA model gets the plain MLA pool at float8_e4m3fn: the latent at one byte,
+      no scales (pool_configurator.py L359-385 has no mxfp8 term; kv_cache_configurator.py
+      L1872-1881 builds MLATokenToKVPool, the MXFP8 pool only in the MHA branches).
     * fp8_ds_mla: 656 B per token per layer, independent of heads.
     * MLA: one latent of kv_lora_rank + qk_rope_head_dim values, no V (`MLAAttentionSpec`).
     """
@@ -111,7 +127,7 @@ def format_token_bytes(fmt: str, layer: LayerGeometry, kv_heads: int) -> TokenBy
     if fmt == "int4_per_token_head":
         payload = kv_heads * (k_dim // 2 + v_dim // 2)
         return TokenBytes(payload, kv_heads * PER_TOKEN_HEAD_SCALE_BYTES)
-    if fmt in ("nvfp4", "sglang_fp4"):
+    if fmt in ("nvfp4", "sglang_fp4", "sglang_nvfp4"):
         payload = kv_heads * (_cdiv(k_dim, 2) + _cdiv(v_dim, 2))
         scale = kv_heads * (_cdiv(k_dim, 16) + _cdiv(v_dim, 16))
         if layer.is_mla:
@@ -119,6 +135,10 @@ def format_token_bytes(fmt: str, layer: LayerGeometry, kv_heads: int) -> TokenBy
         return TokenBytes(payload, scale)
     if fmt == "trtllm_nvfp4":
         return TokenBytes(_cdiv(elements, 2), _cdiv(elements, 16))
+    if fmt == "sglang_mxfp8":
+        if layer.is_mla:
+            return TokenBytes(elements, 0)
+        return TokenBytes(elements, kv_heads * (k_dim // MXFP8_SCALE_BLOCK + v_dim // MXFP8_SCALE_BLOCK))
     raise ValueError(f"unknown cache format {fmt!r}")
 
 
@@ -262,8 +282,8 @@ def static_scales(deployment: Deployment) -> Optional[StaticScaleBytes]:
     model_dtype = deployment.model.dtype
     for plan, heads, count in _whole_model_layers(deployment):
         fmt = effective_format(plan, model_dtype)
-        if fmt in UNQUANTIZED_FORMATS or fmt in PER_TOKEN_HEAD_FORMATS or fmt == "fp8_ds_mla":
-            continue
+        if fmt in UNQUANTIZED_FORMATS or fmt in PER_TOKEN_HEAD_FORMATS or fmt in ("fp8_ds_mla", "sglang_mxfp8"):
+            continue  # sglang_mxfp8: FA4 reads only the block scales (flashattention_backend.py v0.5.23 L1536)
         if fmt in STATIC_SCALE_FORMATS and granularity == "per-head":
             q_heads = deployment.model.num_attention_heads or heads
             kv += heads * 2 * 4 * count

@@ -6,7 +6,8 @@ older `model_runner.py` `profile_max_num_token`; sgl-project/sglang v0.5.x; docs
     hybrid SWA: full_tokens = max_tokens * (F + S) / (F + r*S), swa_tokens = full_tokens * r
 
 SGLang has one cache dtype for every layer (no skip sets) and per-tensor scales only, so the
-pool holds no scale metadata except the FP4 block scales.
+pool holds no scale metadata except the FP4 and MXFP8 block scales (and, for nvfp4, what its
+attention backends add: `nvfp4_backend_bytes`).
 """
 
 from __future__ import annotations
@@ -17,10 +18,46 @@ from kvlint.capacity.layout import format_token_bytes, naive_token_bytes, reques
 from kvlint.capacity.pool import PoolEstimate
 from kvlint.capacity.result import EngineCapacity, LayerGroupCapacity
 from kvlint.capacity.vllm import pp_layer_ranges
-from kvlint.deployment import Deployment
+from kvlint.deployment import Deployment, LayerPlan
 
 DEFAULT_PAGE_SIZE = 1  # server_args `_handle_page_size`
 DEFAULT_SWA_FULL_TOKENS_RATIO = 0.8  # --swa-full-tokens-ratio default
+
+
+def nvfp4_backend_bytes(deployment: Deployment, plans: List[LayerPlan], notes: List[str]) -> int:
+    """Bytes per token that SGLang's nvfp4 pool adds, for its attention backends, to the packed
+    data and one layout of block scales that `format_token_bytes` prices (MHA layers only).
+
+    0.5.23 (sgl-project/sglang python/sglang/srt/arg_groups/kv_cache_hook.py
+    `handle_nvfp4_prefill_kv_dequant_dtype` L34-93): decode always runs trtllm_mha on native FP4;
+    prefill runs trtllm_mha too when it is the attention backend, or when none is given on SM100,
+    else (flashinfer, or no backend off SM100) flashinfer on an FP8 dequant workspace. The pool
+    (layers/quantization/fp4_kv_cache_quant_method.py `NVFP4KVCacheMethod.compute_cell_size`
+    L744-768) then holds the native (HND) scale layout on SM100, a token-linear one for the
+    FlashInfer prefill or off SM100 (both when both apply), and a workspace of Hkv x D FP8 values
+    for K and for V shared by all layers.
+    """
+    mha = [p for p in plans if not p.geometry.is_mla]
+    if not mha:
+        return 0
+    cc = deployment.gpu.compute_capability if deployment.gpu else None
+    if cc is None:
+        notes.append("nvfp4: GPU generation unknown; SGLang's pool taken as on SM100 (native scale layout)")
+    sm100 = cc is None or cc[0] == 10
+    backend = deployment.requested_backend
+    if backend not in ("auto", "trtllm_mha", "flashinfer"):
+        return 0  # SGLang refuses nvfp4 prefill on any other backend (kv_cache_hook.py L46-50)
+    dequant_prefill = backend == "flashinfer" or (backend == "auto" and not sm100)
+    layouts = int(sm100) + int(dequant_prefill or not sm100)
+    heads = deployment.kv_heads_per_gpu(mha[0].geometry)
+    head_dim = mha[0].geometry.head_dim
+    one_layout = sum(deployment.kv_heads_per_gpu(p.geometry) * (p.geometry.head_dim // 16) * 2 for p in mha)
+    workspace = heads * head_dim * 2 if dequant_prefill else 0
+    if dequant_prefill:
+        notes.append("nvfp4 with FlashInfer prefill: SGLang keeps a token-linear copy of the block scales "
+                     f"{'beside the native ones ' if sm100 else ''}and an FP8 dequant workspace "
+                     f"({workspace:,} B per token) in the pool")
+    return one_layout * (layouts - 1) + workspace
 
 
 def sglang_capacity(deployment: Deployment, pool: PoolEstimate,
@@ -69,6 +106,8 @@ def sglang_capacity(deployment: Deployment, pool: PoolEstimate,
                 swa += tb
             else:
                 full += tb
+        if fmt == "sglang_nvfp4" and not (has_swa and swa):
+            full += nvfp4_backend_bytes(deployment, plans, notes if stage_index == 0 else [])
         cell = full + swa
         max_tokens = max(0, pool.pool_bytes) // cell if cell else 0
         if has_swa and swa and single_division:

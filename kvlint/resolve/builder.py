@@ -19,6 +19,7 @@ from kvlint.units import parse_size
 from kvlint.deployment import (
     BLOCK_SCALED_FORMATS,
     GGML_ENGINES,
+    INLINE_SCALE_FORMATS,
     PER_TOKEN_HEAD_FORMATS,
     UNQUANTIZED_FORMATS,
     Deployment,
@@ -271,7 +272,7 @@ class FactsBuilder:
             fmt = view.storage_format("fp8", mdtype, gpu)
         quantized = fmt is not None and fmt not in UNQUANTIZED_FORMATS
         per_token_head = fmt in PER_TOKEN_HEAD_FORMATS
-        block_scaled = fmt in BLOCK_SCALED_FORMATS or fmt == "fp8_ds_mla"  # scales inside the record
+        block_scaled = fmt in INLINE_SCALE_FORMATS  # scales inside the record (FP4, SGLang mxfp8, fp8_ds_mla)
         self.facts["kv_cache"].update(
             dtype=dtype_literal,
             format=fmt,

@@ -94,6 +94,10 @@ _FORMAT_MIN_CAPABILITY: Dict[str, Tuple[Tuple[int, int], str]] = {
     "nvfp4": ((10, 0), "FP4 (E2M1) KV kernels need SM100+"),
     "trtllm_nvfp4": ((10, 0), "FP4 (E2M1) KV kernels need SM100+"),
     "sglang_fp4": ((10, 0), "FP4 (E2M1) KV kernels need SM100+"),
+    "sglang_nvfp4": ((10, 0), "FP4 (E2M1) KV kernels need SM100+"),
+    # SGLang refuses mxfp8 before Blackwell (arg_groups/kv_cache_hook.py v0.5.23
+    # handle_mxfp8_kv_cache_compatibility: "requires an SM100+ (Blackwell) GPU")
+    "sglang_mxfp8": ((10, 0), "MXFP8 KV (FA4 block-scaled operands) needs SM100+"),
 }
 
 # Backend-specific floors for quantized caches: FLASH_ATTN FP8 needs FA3 on SM90, or FA4 on SM100
@@ -104,7 +108,9 @@ _BACKEND_MIN_CAPABILITY: Dict[Tuple[str, str], Tuple[Tuple[int, int], str]] = {
     ("FLASHINFER", "nvfp4"): ((10, 0), "FLASHINFER reads NVFP4 only on the SM100 family"),
 }
 
-FP4_FORMATS = frozenset({"nvfp4", "trtllm_nvfp4", "sglang_fp4"})
+FP4_FORMATS = frozenset({"nvfp4", "trtllm_nvfp4", "sglang_fp4", "sglang_nvfp4"})
+# Block-scaled formats only kvlint's torch kernel reads (no Triton kernel): emulated, never native.
+EMULATED_FORMATS = {**{f: "FP4" for f in FP4_FORMATS}, "sglang_mxfp8": "MXFP8"}
 
 
 @dataclass
@@ -119,8 +125,8 @@ class KernelPlan:
 def kernel_plan(info: DeviceInfo, format_id: str, backend: Optional[str]) -> KernelPlan:
     if not info.is_cuda:
         notes = ["CPU: torch reference kernels (the engine's GPU kernel is not exercised)"]
-        if format_id in FP4_FORMATS:
-            notes.append("FP4 is emulated: reference only, not native")
+        if format_id in EMULATED_FORMATS:
+            notes.append(f"{EMULATED_FORMATS[format_id]} is emulated: reference only, not native")
         return KernelPlan(native=False, notes=notes)
     plan = KernelPlan(native=True)
     if info.is_rocm:
@@ -140,9 +146,10 @@ def kernel_plan(info: DeviceInfo, format_id: str, backend: Optional[str]) -> Ker
         if bneed and cap < bneed[0]:
             plan.native = False
             plan.fallback_reasons.append(f"{bneed[1]}; this GPU is SM{cap[0]}{cap[1]}")
-    if format_id in FP4_FORMATS and plan.native:
+    if format_id in EMULATED_FORMATS and plan.native:
         plan.native = False
-        plan.notes.append("FP4 is emulated by kvlint's kernel; the GPU supports FP4 but the engine's kernel is not exercised")
+        kind = EMULATED_FORMATS[format_id]
+        plan.notes.append(f"{kind} is emulated by kvlint's kernel; the GPU supports {kind} but the engine's kernel is not exercised")
     return plan
 
 

@@ -17,8 +17,9 @@ where index 1 selects K (0) or V (1) and a *cell* is what one token of one KV he
 | fp8_per_token_head | uint8 | D E4M3 values, then the FP32 scale as 4 bytes |
 | int8_per_token_head | int8 | D values, then the FP32 scale as 4 bytes |
 | int4_per_token_head | uint8 | D/2 bytes (two signed 4-bit values per byte, low nibble first), then the FP32 scale |
-| nvfp4 / trtllm_nvfp4 | uint8 | D/2 bytes of E2M1 pairs, then D/16 E4M3 block scales (one per 16 values); a per-layer FP32 global scale lives outside the pool |
+| nvfp4 / trtllm_nvfp4 / sglang_nvfp4 | uint8 | D/2 bytes of E2M1 pairs, then D/16 E4M3 block scales (one per 16 values); a per-layer FP32 global scale lives outside the pool |
 | sglang_fp4 | uint8 | D/2 bytes of E2M1 pairs, then D/16 UE8M0 (power-of-two exponent) block scales |
+| sglang_mxfp8 | uint8 | D E4M3 values, then D/32 UE8M0 block scales (one per 32 values) |
 
 So a per-token-head cell is `[K data | K fp32 scale]` at index 0 and `[V data | V fp32 scale]` at
 index 1: per token per head `2 * (D_data + 4)` bytes, vLLM's `2 * Hkv * (D_data + 4)` per layer.
@@ -38,6 +39,7 @@ import torch
 
 FP32_SCALE_BYTES = 4
 NVFP4_BLOCK = 16
+MXFP8_BLOCK = 32
 # E2M1 magnitudes, indexed by the 3 low bits of the 4-bit code (bit 3 is the sign).
 E2M1_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
 E2M1_MAX = 6.0
@@ -55,7 +57,7 @@ class CacheFormat:
     id: str
     storage_dtype: torch.dtype  # the dtype of the allocated pool tensor
     element: str  # bf16 | fp16 | fp32 | fp8_e4m3 | fp8_e4m3fnuz | fp8_e5m2 | int8 | int4 | e2m1
-    scaling: str  # none | static | per-token-head | block16-e4m3 | block16-ue8m0
+    scaling: str  # none | static | per-token-head | block16-e4m3 | block16-ue8m0 | block32-ue8m0
 
     @property
     def quantized(self) -> bool:
@@ -64,7 +66,7 @@ class CacheFormat:
     @property
     def inline_scales(self) -> bool:
         """Scales stored inside the pool, beside each token's data."""
-        return self.scaling in ("per-token-head", "block16-e4m3", "block16-ue8m0")
+        return self.scaling in ("per-token-head", "block16-e4m3", "block16-ue8m0", "block32-ue8m0")
 
     def data_width(self, head_dim: int) -> int:
         """Storage elements of quantized data per cell."""
@@ -85,6 +87,12 @@ class CacheFormat:
                     f"{self.id} has one scale per {NVFP4_BLOCK} values: head_dim {head_dim} is not a multiple"
                 )
             width += head_dim // NVFP4_BLOCK
+        elif self.scaling == "block32-ue8m0":
+            if head_dim % MXFP8_BLOCK:
+                raise UnsupportedLayout(
+                    f"{self.id} has one scale per {MXFP8_BLOCK} values: head_dim {head_dim} is not a multiple"
+                )
+            width += head_dim // MXFP8_BLOCK
         return width
 
     # ------------------------------------------------------------------ quantize
@@ -109,6 +117,8 @@ class CacheFormat:
             return torch.cat([q, scale_bytes], dim=-1)
         if self.scaling.startswith("block16"):
             return self._encode_fp4(x, static_scale)
+        if self.scaling == "block32-ue8m0":
+            return self._encode_mxfp8(x)
         raise AssertionError(self.scaling)
 
     def _quantize_data(self, y: torch.Tensor) -> torch.Tensor:
@@ -136,6 +146,19 @@ class CacheFormat:
         packed = (codes[..., 0::2] | (codes[..., 1::2] << 4)).to(torch.uint8)
         return torch.cat([packed, scale_bytes], dim=-1)
 
+    def _encode_mxfp8(self, x: torch.Tensor) -> torch.Tensor:
+        """SGLang's MXFP8 KV write (sgl-project/sglang python/sglang/kernels/ops/kvcache/
+        mxfp8_quant_store_kv.py L45-50, v0.5.23): per 32 values, biased exponent
+        clamp(ceil(log2(amax / 448)) + 127, 0, 254), values / 2^(exponent - 127) saturated to
+        +-448 in E4M3."""
+        n, h, d = x.shape
+        blocks = x.reshape(n, h, d // MXFP8_BLOCK, MXFP8_BLOCK)
+        amax = blocks.abs().amax(dim=-1).clamp_min(1e-30)
+        biased = (torch.ceil(torch.log2(amax / 448.0)) + 127.0).clamp(0.0, 254.0)
+        y = blocks / torch.exp2(biased - 127.0).unsqueeze(-1)
+        codes = _quantize_elements("fp8_e4m3", y).reshape(n, h, d)
+        return torch.cat([codes, biased.to(torch.uint8)], dim=-1)
+
     # ------------------------------------------------------------------ dequantize
 
     def decode(self, cells: torch.Tensor, head_dim: int, static_scale: Optional[torch.Tensor] = None) -> torch.Tensor:
@@ -147,6 +170,12 @@ class CacheFormat:
             return values * _broadcast_head_scale(static_scale, values)
         width = self.data_width(head_dim)
         data = cells[..., :width]
+        if self.scaling == "block32-ue8m0":
+            values = _dequantize_elements(self.element, data)
+            exponent = cells[..., width:].contiguous().view(torch.uint8).float() - 127.0
+            shape = values.shape
+            blocks = values.reshape(*shape[:-1], head_dim // MXFP8_BLOCK, MXFP8_BLOCK)
+            return (blocks * torch.exp2(exponent).unsqueeze(-1)).reshape(shape)
         if self.scaling == "per-token-head":
             # clone: a fresh, 4-byte aligned buffer (a slice may start at an odd offset)
             scale_bytes = cells[..., width:].clone(memory_format=torch.contiguous_format).view(torch.uint8)
@@ -214,6 +243,8 @@ FORMATS: Dict[str, CacheFormat] = {
         CacheFormat("nvfp4", torch.uint8, "e2m1", "block16-e4m3"),
         CacheFormat("trtllm_nvfp4", torch.uint8, "e2m1", "block16-e4m3"),
         CacheFormat("sglang_fp4", torch.uint8, "e2m1", "block16-ue8m0"),
+        CacheFormat("sglang_nvfp4", torch.uint8, "e2m1", "block16-e4m3"),
+        CacheFormat("sglang_mxfp8", torch.uint8, "fp8_e4m3", "block32-ue8m0"),
     )
 }
 

@@ -21,7 +21,8 @@ the smoke test's shapes, and well below 1.0.
 | fp8_e4m3, fp8_e4m3fnuz, fp8_per_token_head | 0.20 | 0.10 | 3 mantissa bits: rounding up to 2^-4 of each value; where the scale sits barely matters (docs/scales.md) |
 | fp8_e5m2 (and its per-token-head variant) | 0.35 | 0.20 | 2 mantissa bits: rounding up to 2^-3 |
 | int8 (static scale) | 0.40 | 0.20 | one scale shared by heads 16x apart leaves the quiet heads ~8 levels a side (docs/scales.md) |
-| nvfp4, trtllm_nvfp4 | 0.55 | 0.30 | E2M1: one mantissa bit (values 0, 0.5 .. 4, 6), E4M3 scale per 16 values |
+| nvfp4, trtllm_nvfp4, sglang_nvfp4 | 0.55 | 0.30 | E2M1: one mantissa bit (values 0, 0.5 .. 4, 6), E4M3 scale per 16 values |
+| sglang_mxfp8 | 0.20 | 0.10 | E4M3 values as fp8_e4m3; the power-of-two scale per 32 values keeps each block near E4M3's top binade |
 | sglang_fp4 | 0.60 | 0.35 | as NVFP4, but a power-of-two (UE8M0) block scale can waste up to one binade |
 | int4_per_token_head | 0.90 | 0.40 | 15 levels per token and head: step amax/7; the worst element is large, the mean stays moderate |
 
@@ -61,7 +62,9 @@ TOLERANCES: Dict[str, Tolerance] = {
     "int8": Tolerance(0.40, 0.20),
     "nvfp4": _NVFP4,
     "trtllm_nvfp4": _NVFP4,
+    "sglang_nvfp4": _NVFP4,
     "sglang_fp4": Tolerance(0.60, 0.35),
+    "sglang_mxfp8": _FP8_E4M3,
     "int4_per_token_head": Tolerance(0.90, 0.40),
 }
 

@@ -35,6 +35,7 @@ OUT_DIR = REPO / "tests" / "data" / "sglang_pool"
 CACHE = HERE / ".cache"
 FORMAT = "kvlint/derived/sglang-pool/v1"
 GiB = 1 << 30
+DEFAULT_GPU = "sm90"  # fake H100 80GB (sglang_stubs.GPUS); cases name another with `gpu`
 
 # (name, catalog model id, kv_cache_dtype, tp, total GiB at start, GiB left after weights,
 #  mem_fraction_static, max_total_tokens, page_size). Memory figures are inputs: SGLang measures
@@ -84,6 +85,51 @@ CASES: List[Dict[str, Any]] = [
          total_gib=139.8, avail_gib=55.0, mfs=0.81),
 ]
 
+# Block-scaled KV dtypes of 0.5.23 on a fake B200 (gpu "sm100") or RTX PRO 6000 ("sm120"): mxfp8
+# and nvfp4 are refused before SM100 by the release's own hooks (kv_cache_hook.py
+# handle_mxfp8_kv_cache_compatibility, handle_kv4_compatibility). `backend` is
+# --attention-backend (None: the release's own choice); nvfp4's pool depends on it (the
+# FlashInfer prefill dequant workspace, the TRT-LLM native scale layout). Only configurations the
+# release accepts are sized here; what it refuses (trtllm_mla with mxfp8 or FP4, native NVFP4 prefill
+# on SM120, triton MLA with FP4) is in the truth tables (tools/derive/sglang_truth.py).
+_B200 = dict(tp=1, total_gib=178.4, mfs=0.85, releases=("0.5.23",), gpu="sm100")
+CASES += [
+    dict(_B200, name="llama8b-b200-mxfp8", model="meta-llama/Llama-3.1-8B-Instruct", kv="mxfp8", avail_gib=163.0),
+    dict(_B200, name="llama8b-b200-mxfp8-page128", model="meta-llama/Llama-3.1-8B-Instruct", kv="mxfp8",
+         avail_gib=163.0, page_size=128),
+    dict(_B200, name="llama70b-b200-tp4-mxfp8", model="meta-llama/Llama-3.1-70B-Instruct", kv="mxfp8",
+         avail_gib=143.0, tp=4),
+    dict(_B200, name="qwen3-32b-b200-mxfp8-cap", model="Qwen/Qwen3-32B", kv="mxfp8", avail_gib=116.0,
+         max_total_tokens=300000),
+    dict(_B200, name="gemma3-27b-b200-mxfp8", model="google/gemma-3-27b-it", kv="mxfp8", avail_gib=126.0),
+    dict(_B200, name="gptoss20b-b200-mxfp8", model="openai/gpt-oss-20b", kv="mxfp8", avail_gib=165.0),
+    dict(_B200, name="deepseekv3-b200-tp8-mxfp8-triton", model="deepseek-ai/DeepSeek-V3", kv="mxfp8",
+         avail_gib=95.0, tp=8, backend="triton"),
+    dict(_B200, name="deepseekv3-b200-tp8-mxfp8-flashinfer", model="deepseek-ai/DeepSeek-V3", kv="mxfp8",
+         avail_gib=95.0, tp=8, backend="flashinfer"),
+    dict(_B200, name="llama8b-b200-mxfp8-fa4", model="meta-llama/Llama-3.1-8B-Instruct", kv="mxfp8",
+         avail_gib=163.0, backend="fa4"),
+    dict(_B200, name="llama8b-b200-fp4mx16", model="meta-llama/Llama-3.1-8B-Instruct", kv="fp4_mx_block16",
+         avail_gib=163.0),
+    dict(_B200, name="llama8b-b200-fp4mx16-triton", model="meta-llama/Llama-3.1-8B-Instruct",
+         kv="fp4_mx_block16", avail_gib=163.0, backend="triton"),
+    dict(_B200, name="qwen3-32b-b200-fp4mx16", model="Qwen/Qwen3-32B", kv="fp4_mx_block16", avail_gib=116.0),
+    dict(_B200, name="deepseekv3-b200-tp8-fp4mx16-flashinfer", model="deepseek-ai/DeepSeek-V3",
+         kv="fp4_mx_block16", avail_gib=95.0, tp=8, backend="flashinfer"),
+    dict(_B200, name="llama8b-b200-nvfp4", model="meta-llama/Llama-3.1-8B-Instruct", kv="nvfp4", avail_gib=163.0),
+    dict(_B200, name="llama8b-b200-nvfp4-trtllm", model="meta-llama/Llama-3.1-8B-Instruct", kv="nvfp4",
+         avail_gib=163.0, backend="trtllm_mha"),
+    dict(_B200, name="llama8b-b200-nvfp4-flashinfer", model="meta-llama/Llama-3.1-8B-Instruct", kv="nvfp4",
+         avail_gib=163.0, backend="flashinfer"),
+    dict(_B200, name="qwen3-32b-b200-nvfp4", model="Qwen/Qwen3-32B", kv="nvfp4", avail_gib=116.0),
+    dict(_B200, name="llama8b-rtx6000-nvfp4", model="meta-llama/Llama-3.1-8B-Instruct", kv="nvfp4",
+         total_gib=95.0, avail_gib=80.0, gpu="sm120"),
+    dict(_B200, name="qwen3-32b-rtx6000-nvfp4-flashinfer", model="Qwen/Qwen3-32B", kv="nvfp4",
+         total_gib=95.0, avail_gib=30.0, gpu="sm120", backend="flashinfer"),
+    dict(_B200, name="deepseekv3-b200-tp8-nvfp4-flashinfer", model="deepseek-ai/DeepSeek-V3", kv="nvfp4",
+         avail_gib=95.0, tp=8, backend="flashinfer"),
+]
+
 # GPUs for which the release's default mem_fraction_static is recorded: (label, MiB, tp)
 FRACTION_GPUS = [("H100-80GB-tp1", 81559, 1), ("A100-40GB-tp1", 40960, 1), ("L4-24GB-tp1", 23034, 1),
                  ("H100-80GB-tp8", 81559, 8)] + [
@@ -129,7 +175,7 @@ def child(args) -> None:
             f["text_config"] = dict(f["text_config"], torch_dtype=f["torch_dtype"])
         return stubs.FakeHFConfig(**f)
 
-    stubs.install(args.src, dict(stubs.GPUS["sm90"]), get_config)
+    stubs.install(args.src, dict(stubs.GPUS[args.gpu]), get_config)
     sys.path.insert(1, args.deps)
     import sglang.srt.server_args as sa_mod
     src_root = os.path.abspath(args.src)
@@ -160,7 +206,7 @@ def child(args) -> None:
             out["provenance"][fn.__name__] = (f"{os.path.relpath(inspect.getsourcefile(fn), src_root)}:"
                                               f"{fn.__name__}:{start}-{start + len(lines) - 1}")
 
-    for case in CASES:
+    for case in cases_for(args.release, args.gpu):
         current["fields"] = hf_config_fields(case["model"], catalog)
         record: Dict[str, Any] = {"input": dict(case)}
         try:
@@ -261,7 +307,8 @@ def child(args) -> None:
             record["where"] = traceback.format_exc().splitlines()[-3:]
         out["cases"].append(record)
 
-    _default_fractions(stubs, sa_mod, catalog, current, hf_config_fields, out)
+    if args.gpu == DEFAULT_GPU:
+        _default_fractions(stubs, sa_mod, catalog, current, hf_config_fields, out)
     Path(args.out).write_text(json.dumps(out, sort_keys=True, default=str))
 
 
@@ -313,6 +360,16 @@ def child_configurator(args, stubs, sa_mod, catalog, current, hf_config_fields, 
     from sglang.srt.speculative.spec_info import SpeculativeAlgorithm
 
     stubs.patch_sglang_functions()
+    # FP4 recipes (nvfp4) allocate their per-layer global FP32 scales with torch.ones(device=...)
+    # when built for the cell size (pool_configurator.py _compute_cell_size); CPU torch has no
+    # "cuda" device, so those few floats go to the CPU. They are not part of the cell size.
+    try:
+        from sglang.srt.layers.quantization import fp4_kv_cache_quant_method as fq
+    except Exception:  # noqa: BLE001 - releases without FP4 recipes
+        fq = None
+    if fq is not None and hasattr(fq, "get_kv_cache_quant_method"):
+        build_method = fq.get_kv_cache_quant_method
+        fq.get_kv_cache_quant_method = lambda name, **kw: build_method(name, **dict(kw, device="cpu"))
     src_root = os.path.abspath(args.src)
     for fn in (kcc.KVCacheConfigurator._profile_available_bytes,
                kcc.KVCacheConfigurator._resolve_memory_pool_config,
@@ -328,7 +385,7 @@ def child_configurator(args, stubs, sa_mod, catalog, current, hf_config_fields, 
         cpu_group = None
 
     parallel = rc.get_parallel()
-    for case in CASES:
+    for case in cases_for(args.release, args.gpu):
         current["fields"] = hf_config_fields(case["model"], catalog)
         record: Dict[str, Any] = {"input": dict(case)}
         try:
@@ -338,6 +395,8 @@ def child_configurator(args, stubs, sa_mod, catalog, current, hf_config_fields, 
                 kwargs["page_size"] = case["page_size"]
             if case.get("max_total_tokens"):
                 kwargs["max_total_tokens"] = case["max_total_tokens"]
+            if case.get("backend"):
+                kwargs["attention_backend"] = case["backend"]
             sa = sa_mod.ServerArgs(**kwargs)
             if hasattr(sa, "resolve_once"):
                 sa.resolve_once()
@@ -383,6 +442,7 @@ def child_configurator(args, stubs, sa_mod, catalog, current, hf_config_fields, 
                                       "swa_full_tokens_ratio", "mem_fraction_static", "max_total_tokens")}
             record["server_args"]["page_size"] = page_size
             record["is_hybrid_swa"] = bool(mc.is_hybrid_swa)
+            record["attention_backends"] = _attention_backends(sa)
             record["sglang"] = {
                 "max_total_num_tokens": config.max_total_num_tokens,
                 "full_max_total_num_tokens": config.full_max_total_num_tokens,
@@ -390,6 +450,9 @@ def child_configurator(args, stubs, sa_mod, catalog, current, hf_config_fields, 
                 "kv_cache_dtype_torch": str(torch_dtype),
                 "configurator": type(configurator).__name__,
                 "cell_size": getattr(configurator, "_cell_size", None),
+                # HybridSWAPoolConfigurator's per-token bytes of one full / one SWA layer
+                "full_per_token": getattr(configurator, "_full_per_token", None),
+                "swa_per_token": getattr(configurator, "_swa_per_token", None),
                 "profile_available_bytes": {k: v for k, v in prof.items()
                                             if k in ("available_gpu_memory", "slack_gb", "mm_reservation_gb",
                                                      "rest_memory", "_return")},
@@ -400,8 +463,26 @@ def child_configurator(args, stubs, sa_mod, catalog, current, hf_config_fields, 
             record["error"] = f"{type(exc).__name__}: {exc}"[:400]
             record["where"] = traceback.format_exc().splitlines()[-3:]
         out["cases"].append(record)
-    _default_fractions(stubs, sa_mod, catalog, current, hf_config_fields, out)
+    if args.gpu == DEFAULT_GPU:
+        _default_fractions(stubs, sa_mod, catalog, current, hf_config_fields, out)
     Path(args.out).write_text(json.dumps(out, sort_keys=True, default=str))
+
+
+def _attention_backends(sa) -> Any:
+    """(prefill, decode) attention backends as the release resolves them (0.5.2x
+    arg_groups/overrides.py attention_backends_of(resolved_view(...)), the same call the FP4
+    quant method's configure_attention_backends_from_server_args makes); None where absent."""
+    try:
+        from sglang.srt.arg_groups.overrides import attention_backends_of, resolved_view
+    except Exception:  # noqa: BLE001 - older releases
+        return None
+    return [stubs_json(b) for b in attention_backends_of(resolved_view(sa))]
+
+
+def cases_for(release: str, gpu: str) -> List[Dict[str, Any]]:
+    """The cases one child runs: those on its fake GPU that exist in its release."""
+    return [c for c in CASES if c.get("gpu", DEFAULT_GPU) == gpu
+            and ("releases" not in c or release in c["releases"])]
 
 
 def stubs_json(v):
@@ -435,6 +516,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--src")
+    ap.add_argument("--release")
+    ap.add_argument("--gpu", default=DEFAULT_GPU)
     ap.add_argument("--out")
     ap.add_argument("--deps", default=str(CACHE / "sglang-deps"))
     ap.add_argument("--releases", default="0.5.2,0.5.23")
@@ -452,14 +535,24 @@ def main(argv=None) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     for version in args.releases.split(","):
         src = sglang_wheels.fetch(version, Path(args.cache_dir))
-        part = Path(args.cache_dir) / f"pool-{version}.json"
         env = dict(os.environ, PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
-        proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", "--src", str(src),
-                               "--out", str(part), "--deps", args.deps], capture_output=True, text=True, env=env)
-        if proc.returncode != 0:
-            print(version, "child failed:", proc.stderr[-2000:])
+        gpus = [DEFAULT_GPU] + sorted({c["gpu"] for c in CASES if c.get("gpu", DEFAULT_GPU) != DEFAULT_GPU
+                                       and ("releases" not in c or version in c["releases"])})
+        parts = []
+        for gpu in gpus:  # one child per fake GPU: the platform is fixed at import time
+            part = Path(args.cache_dir) / f"pool-{version}-{gpu}.json"
+            proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", "--src", str(src),
+                                   "--out", str(part), "--deps", args.deps, "--release", version, "--gpu", gpu],
+                                  capture_output=True, text=True, env=env)
+            if proc.returncode != 0:
+                print(version, gpu, "child failed:", proc.stderr[-2000:])
+                break
+            parts.append(json.loads(part.read_text()))
+        if len(parts) != len(gpus):
             continue
-        doc = json.loads(part.read_text())
+        doc = parts[0]
+        by_name = {r["input"]["name"]: r for part in parts for r in part.get("cases", [])}
+        doc["cases"] = [by_name[c["name"]] for c in CASES if c["name"] in by_name]
         doc.update({"format": FORMAT, "engine": "sglang", "release": version, "gib": GiB,
                     "inputs_note": "total_gib = total_gpu_memory passed to init_memory_pool; avail_gib = "
                                    "get_available_gpu_memory() after weights (both GiB, as SGLang measures)"})

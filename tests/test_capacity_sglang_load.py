@@ -3,8 +3,9 @@
 
 * PyTorch's caching-allocator rules, with segment sizes worked out by hand from
   c10/cuda/CUDACachingAllocator.cpp (kSmallBuffer, kLargeBuffer, kRoundLarge, should_split);
-* the tensors SGLang 0.4.3.post4's own model classes create, in order, under tensor parallelism
-  (tests/data/sglang_load/0.4.3.post4.json, written by tools/derive/sglang_load.py from the wheel);
+* the tensors the model classes of SGLang 0.4.3.post4, 0.4.10.post2, 0.5.2 and 0.5.9 create, in
+  order, under tensor parallelism (tests/data/sglang_load/<release>.json, written by
+  tools/derive/sglang_load.py from each wheel);
 * the "mem usage" a real SGLang 0.4.3.post4 start-up printed (benchmarks/capacity_logs/
   sglang-l4x4-qwq-32b.yaml, QwQ-32B on 4 x L4).
 """
@@ -26,7 +27,10 @@ from kvlint.capacity.sglang_load import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
-DERIVED = json.loads((REPO / "tests" / "data" / "sglang_load" / "0.4.3.post4.json").read_text())
+RELEASES = {path.stem: json.loads(path.read_text())
+            for path in sorted((REPO / "tests" / "data" / "sglang_load").glob("*.json"))}
+DERIVED = RELEASES["0.4.3.post4"]
+ALL_CASES = [(release, case) for release, data in RELEASES.items() for case in data["cases"]]
 MiB = 1 << 20
 GiB = 1 << 30
 
@@ -65,20 +69,26 @@ def test_freed_segments_are_released_and_free_blocks_reused():
 # --- the tensors, against SGLang's own model classes ----------------------------------------------
 
 _SHAPES = {
-    # config.json fields of each derived case -> kvlint's DenseShape (qkv bias: Qwen2 yes, Llama no)
-    "Qwen2ForCausalLM": True,
-    "LlamaForCausalLM": False,
+    # config.json architecture -> (qkv bias, q/k norms) in kvlint's DenseShape
+    "Qwen2ForCausalLM": (True, False),
+    "LlamaForCausalLM": (False, False),
+    "Qwen3ForCausalLM": (False, True),
 }
+
+
+def _head_dim(c) -> int:
+    return c.get("head_dim") or c["hidden_size"] // c["num_attention_heads"]
 
 
 def _shape(case) -> DenseShape:
     c = case["config"]
+    bias, qk_norm = _SHAPES[c["architectures"][0]]
     return DenseShape(
         hidden_size=c["hidden_size"], intermediate_size=c["intermediate_size"],
         num_layers=c["num_hidden_layers"], num_attention_heads=c["num_attention_heads"],
-        num_kv_heads=c["num_key_value_heads"], head_dim=c["hidden_size"] // c["num_attention_heads"],
+        num_kv_heads=c["num_key_value_heads"], head_dim=_head_dim(c),
         vocab_size=c["vocab_size"], tied_embeddings=c["tie_word_embeddings"],
-        qkv_bias=_SHAPES[c["architectures"][0]], tp=case["input"]["tp"])
+        qkv_bias=bias, qk_norm=qk_norm, tp=case["input"]["tp"])
 
 
 def _sglang_events(case):
@@ -95,19 +105,25 @@ def _sglang_events(case):
     return events
 
 
-@pytest.mark.parametrize("case", DERIVED["cases"], ids=[c["input"]["name"] for c in DERIVED["cases"]])
-def test_kvlint_builds_the_tensors_sglang_builds(case):
+def test_every_derived_release_has_cases():
+    assert set(RELEASES) >= {"0.4.3.post4", "0.4.10.post2", "0.5.2", "0.5.9"}
+    assert all(data["cases"] for data in RELEASES.values())
+
+
+@pytest.mark.parametrize("release,case", ALL_CASES, ids=[f"{r}-{c['input']['name']}" for r, c in ALL_CASES])
+def test_kvlint_builds_the_tensors_sglang_builds(release, case):
     c = case["config"]
-    events = dense_load_events(_shape(case), c["max_position_embeddings"], c["hidden_size"] // c["num_attention_heads"])
+    events = dense_load_events(_shape(case), c["max_position_embeddings"], _head_dim(c))
     kvlint_held = [n for kind, key, n in events if kind == "alloc"
                    and key not in ("inv_freq", "t", "freqs", "cos", "sin")]
+    assert len(kvlint_held) == len([name for name, _ in case["tensors"] if not name.startswith("tmp:")])
     sglang_held = [n for name, n in case["tensors"] if not name.startswith("tmp:")]
     assert kvlint_held == sglang_held
     assert held_tensor_bytes(events) == case["held_bytes"]
-    # SGLang builds the rotary cache in float32 on CUDA (the derivation answered "CUDA available")
-    assert case["cuda_available_flag"]
+    # SGLang builds the rotary cache in float32 on CUDA (the derivation's fake device is CUDA)
+    assert case["rope_cache_dtypes"] == ["torch.float32"]
     cache = [n for name, n in case["tensors"] if name.endswith("cos_sin_cache")]
-    assert cache == [c["max_position_embeddings"] * (c["hidden_size"] // c["num_attention_heads"]) * 4]
+    assert cache == [c["max_position_embeddings"] * _head_dim(c) * 4]
     # the rotary temporaries kvlint leaves out (the scaling maths of Llama-3's rope: a few hundred
     # bytes each) do not change what the allocator holds
     assert held_after(events) == held_after(_sglang_events(case))
@@ -133,3 +149,4 @@ def test_qwq_32b_tp4_matches_the_mem_usage_sglang_logged():
     # of which params x 2 B / 4 = 15.26 GiB, the fp32 rotary cache 64 MiB, the allocator 226 MiB
     assert estimate.rope_cache == 64 * MiB
     assert round(estimate.tensors / GiB, 2) == 15.32
+

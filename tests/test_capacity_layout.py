@@ -3,7 +3,11 @@ layout, vllm-project/vllm vllm/v1/attention/backends/triton_attn.py)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
+from click.testing import CliRunner
 
 from capacity_factories import (
     GiB, KiB, MiB, alternating_layers, dense_layers, deployment, mla_layers, model,
@@ -11,6 +15,7 @@ from capacity_factories import (
 )
 from kvlint.capacity import compute
 from kvlint.capacity.layout import format_token_bytes
+from kvlint.cli import main
 from kvlint.deployment import LayerGeometry
 
 LLAMA8 = model("llama-3.1-8b", dense_layers(32, 8, 128), heads=32)
@@ -180,3 +185,28 @@ def test_json_has_spec_fields_with_integer_bytes():
                 "kv_cache_tokens"):
         assert type(j["engine"][key]) is int
     assert isinstance(j["engine"]["max_concurrency"], float)
+
+
+def test_sglang_mxfp8_manifest_end_to_end_matches_sglang(tmp_path):
+    """A SGLang 0.5.23 mxfp8 manifest through load, resolve (catalog: mxfp8 -> sglang_mxfp8, fa4 ->
+    page 128) and capacity gives the cell size and token count SGLang's own KVCacheConfigurator
+    computed for the same pool (tools/derive/sglang_pool.py, case llama8b-b200-mxfp8-fa4)."""
+    data = Path(__file__).parent / "data" / "sglang_pool" / "0.5.23.json"
+    case = next(c for c in json.loads(data.read_text())["cases"] if c["input"]["name"] == "llama8b-b200-mxfp8-fa4")
+    pool = case["sglang"]["profile_available_bytes"]["_return"]
+    manifest = tmp_path / "deploy.yaml"
+    manifest.write_text(
+        "apiVersion: kvlint/v1\nkind: Deployment\nmetadata: {name: llama8b-mxfp8}\n"
+        "engine: {name: sglang, version: \"0.5.23\", attention_backend: fa4}\n"
+        "hardware: {gpu: B200-180GB}\nmodel: {name: meta-llama/Llama-3.1-8B-Instruct}\n"
+        f"kv_cache: {{dtype: mxfp8}}\nmemory: {{kv_cache_memory: {pool}}}\nserving: {{max_model_len: 8192}}\n")
+    result = CliRunner().invoke(main, ["capacity", "--format", "json", str(manifest)])
+    assert result.exit_code == 0, result.output
+    (doc,) = json.loads(result.output)
+    (group,) = doc["engine"]["groups"]
+    assert group["cache_format"] == "sglang_mxfp8"
+    assert group["bytes_per_token"] == case["sglang"]["cell_size"] == 67584
+    assert doc["engine"]["block_size"] == case["server_args"]["page_size"] == 128
+    assert doc["engine"]["kv_cache_tokens"] == case["sglang"]["max_total_num_tokens"]
+    assert doc["static_scales"] == {"kv_bytes": 0, "qkv_bytes": 0}
+

@@ -89,3 +89,79 @@ def test_the_comparison_reads_the_code_and_kvlint_independently() -> None:
     assert refused["where"].startswith("sglang/srt/server_args.py:")
     ours = C.Kvlint().verdict("0.5.2", "sm90", "meta-llama/Llama-3.1-8B-Instruct", "auto", "auto")
     assert ours["backend"] == "fa3" and not ours["refused"]
+
+
+def test_catalog_backends_are_the_release_choices() -> None:
+    """The catalog's SGLang backends of each release are exactly that release's
+    --attention-backend choices (the table's axis, read from its argparse), so KV204 ('no
+    attention backend') is left for a name the release does not have at all."""
+    kv = C.Kvlint()
+    for v in C.catalogued_releases(kv):
+        doc = json.loads((C.TABLES / f"{v}.json").read_text())
+        choices = set(doc["axes"]["attention_backend"]) - {"auto"}
+        release = kv.catalogs.engines.release("sglang", v)
+        assert set(release.backend_names()) == choices, v
+
+
+def _code(version: str, gpu: str, model: str, backend: str, dtype: str) -> dict:
+    return C.table_cell(json.loads((C.TABLES / f"{version}.json").read_text()), gpu, model, backend, dtype)
+
+
+def test_a_backend_of_another_device_is_refused_for_the_release_reason() -> None:
+    """aiter (ROCm) pinned on a B200: the release's argument stage refuses gpt-oss for its sinks
+    first ('GptOssForCausalLM requires one of [...]', 0.5.9) and an FP4 cache for the backend
+    list ('KV4 MHA expects attention_backend to be one of [...]'); kvlint names that reason and the
+    device (KV323), not an unknown backend (KV204)."""
+    kv = C.Kvlint()
+    sinks = _code("0.5.9", "sm100", "gpt_oss", "aiter", "fp8_e4m3")
+    assert sinks["refused"] and sinks["class"] == "model" and "GptOssForCausalLM" in sinks["message"]
+    ours = kv.verdict("0.5.9", "sm100", "openai/gpt-oss-20b", "aiter", "fp8_e4m3")
+    assert "KV204" not in ours["codes"] and {"KV315", "KV323"} <= set(ours["codes"])
+    fp4 = _code("0.5.9", "sm100", "llama", "aiter", "fp4_e2m1")
+    assert fp4["refused"] and fp4["class"] == "dtype"
+    ours = kv.verdict("0.5.9", "sm100", "meta-llama/Llama-3.1-8B-Instruct", "aiter", "fp4_e2m1")
+    assert "KV204" not in ours["codes"] and {"KV301", "KV323"} <= set(ours["codes"])
+    # a name 0.5.2 does not have (nsa is a choice from 0.5.3): still KV204
+    assert "nsa" not in json.loads((C.TABLES / "0.5.2.json").read_text())["axes"]["attention_backend"]
+    assert kv.verdict("0.5.2", "sm90", "deepseek-ai/DeepSeek-V3", "nsa", "auto")["codes"] == ["KV204"]
+
+
+def test_new_backends_follow_the_release_cells() -> None:
+    """Cells of 0.5.23's table for backends the catalog lacked: dsa takes fp8_e4m3 on H100;
+    cutedsl_mla is refused off SM100 ('CuteDSL MLA backend is only supported on Blackwell GPUs
+    (SM100)') and on SM100 for fp8_e5m2 ('only supports kv-cache-dtype of fp8_e4m3, bf16, or
+    auto'); compressed runs as dsv4; hpc_ops gets page 64."""
+    kv = C.Kvlint()
+    cell = _code("0.5.23", "sm90", "deepseek_mla", "dsa", "fp8_e4m3")
+    assert not cell["refused"] and cell["backend"] == "dsa"
+    assert not kv.verdict("0.5.23", "sm90", "deepseek-ai/DeepSeek-V3", "dsa", "fp8_e4m3")["refused"]
+    gpu = _code("0.5.23", "sm90", "deepseek_mla", "cutedsl_mla", "fp8_e4m3")
+    assert gpu["refused"] and "only supported on Blackwell" in gpu["message"]
+    assert kv.verdict("0.5.23", "sm90", "deepseek-ai/DeepSeek-V3", "cutedsl_mla", "fp8_e4m3")["codes"] == ["KV323"]
+    e5m2 = _code("0.5.23", "sm100", "deepseek_mla", "cutedsl_mla", "fp8_e5m2")
+    assert e5m2["refused"] and e5m2["class"] == "dtype"
+    assert kv.verdict("0.5.23", "sm100", "deepseek-ai/DeepSeek-V3", "cutedsl_mla", "fp8_e5m2")["codes"] == ["KV301"]
+    alias = _code("0.5.23", "sm100", "deepseek_mla", "compressed", "auto")
+    ours = kv.verdict("0.5.23", "sm100", "deepseek-ai/DeepSeek-V3", "compressed", "auto")
+    assert alias["backend"] == "dsv4" and ours["backend"] == "dsv4"
+    page = _code("0.5.23", "sm90", "llama", "hpc_ops", "bf16")
+    ours = kv.verdict("0.5.23", "sm90", "meta-llama/Llama-3.1-8B-Instruct", "hpc_ops", "bf16")
+    assert page["page"] == 64 and ours["page"] == 64 and not ours["refused"]
+
+
+def test_model_specific_backends_are_never_a_remedy() -> None:
+    """SGLang's argument stage takes nsa or dual_chunk_flash_attn for any model (0.5.9's table
+    accepts nsa for Llama), but their constructors refuse other models (nsa_backend.py v0.5.9
+    L300-301 asserts a DeepSeek NSA model): a remedy naming them would not run."""
+    cell = _code("0.5.9", "sm90", "llama", "nsa", "fp8_e4m3")
+    assert not cell["refused"]
+    from kvlint.catalog import load_catalogs
+    from kvlint.resolve import resolve
+
+    data = {"apiVersion": "kvlint/v1", "kind": "Deployment", "metadata": {"name": "x"},
+            "engine": {"name": "sglang", "version": "0.5.9", "attention_backend": "trtllm_mha"},
+            "hardware": {"gpu": "H100-SXM-80GB"}, "model": {"name": "meta-llama/Llama-3.1-8B-Instruct"},
+            "kv_cache": {"dtype": "fp8_e4m3"}}
+    facts = resolve(data, "x.yaml", None, load_catalogs(())).facts
+    named = {r.get("backend") for r in facts.get("remedies", [])}
+    assert "fa3" in named and not named & {"nsa", "dual_chunk_flash_attn"}

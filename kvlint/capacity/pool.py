@@ -337,21 +337,53 @@ def _vllm_activation(deployment: Deployment, mnbt: int) -> Tuple[int, str, Optio
         if seqs:
             requests = min(mnbt, seqs)
             per_logit = int(warmup["bytes_per_logit"])
+            favourable = warmup.get("favourable_bytes_per_logit")
+            switch = _sampler_switch(deployment, warmup.get("flashinfer_env"))
+            if switch is True and favourable is not None:  # FlashInfer asked for: the favourable path
+                per_logit, favourable, unfavourable = int(favourable), None, per_logit
+            elif switch is False:  # PyTorch's sort, whatever is installed
+                favourable, unfavourable = None, None
+            else:
+                unfavourable = None
             sampler = per_logit * requests * vocab
             activation = max(VLLM_ACTIVATION_FLOOR, sampler + VLLM_SAMPLER_RESIDUAL)
             band = None
-            favourable = warmup.get("favourable_bytes_per_logit")
             if favourable is not None:
                 saved = activation - max(VLLM_ACTIVATION_FLOOR, int(favourable) * requests * vocab + VLLM_SAMPLER_RESIDUAL)
                 band = (0.0, float(saved), (
                     f"the sampler warm-up is taken on PyTorch's sort path ({per_logit} B per logit); with "
                     f"FlashInfer installed it holds {favourable} B per logit (pool +{saved / GiB:.2f} GiB)"))
+            elif unfavourable is not None:
+                lost = max(VLLM_ACTIVATION_FLOOR, unfavourable * requests * vocab + VLLM_SAMPLER_RESIDUAL) - activation
+                band = (-float(lost), 0.0, (
+                    f"{warmup['flashinfer_env']}=1 takes FlashInfer's sampler ({per_logit} B per logit) where "
+                    f"flashinfer is installed; without it vLLM falls back to PyTorch's sort ({unfavourable} B per "
+                    f"logit, pool -{lost / GiB:.2f} GiB)"))
+            path = ""
+            if switch is True:
+                path = f"; {warmup['flashinfer_env']}=1 asks for FlashInfer's sampler"
+            elif switch is False:
+                path = f"; {warmup['flashinfer_env']}=0 keeps PyTorch's sort"
             return activation, (f"activation peak {activation / GiB:.2f} GiB: the sampler warm-up's "
                                 f"{requests:,} requests x {vocab:,} logits x {per_logit} B "
                                 f"(min(max_num_batched_tokens {mnbt:,}, max_num_seqs {seqs:,})) plus "
-                                f"{VLLM_SAMPLER_RESIDUAL / GiB:.2f} GiB"), band
+                                f"{VLLM_SAMPLER_RESIDUAL / GiB:.2f} GiB{path}"), band
     activation = max(VLLM_ACTIVATION_FLOOR, int(VLLM_ACTIVATION_ESTIMATE * mnbt / VLLM_ACTIVATION_TOKENS))
     return activation, f"activation peak {activation / GiB:.2f} GiB at max_num_batched_tokens {mnbt:,}", None
+
+
+def _sampler_switch(deployment: Deployment, name: Optional[str]) -> Optional[bool]:
+    """The release's FlashInfer-sampler switch as vLLM reads it (envs.py: bool(int(value)) when
+    set, None when unset): False keeps PyTorch's sort even with flashinfer installed, True asks for
+    FlashInfer (used where it is installed; TopKTopPSampler.__init__, topk_topp_sampler.py L33-57
+    v0.9.2, L34-59 v0.10.1.1, L42-67 v0.10.2). None when unset, not an integer, or not catalogued."""
+    raw = _env(deployment, name) if name else None
+    if raw is None:
+        return None
+    try:
+        return bool(int(raw.strip()))
+    except ValueError:
+        return None
 
 
 # What vLLM's distributed init allocates on one GPU under tensor parallelism (NCCL communicators,

@@ -127,6 +127,13 @@ class EngineView:
         else:
             chosen = requested
         info = self.release.backend(chosen, platform=platform, is_mla=is_mla)
+        if info is None and self.engine == "sglang" and platform:
+            # SGLang's argument resolution takes a backend of another device (aiter on CUDA, fa3
+            # on ROCm, ascend/intel_amx on a GPU) and refuses first for the model, the dtype or
+            # attention sinks; the device fails when the runner builds it. So the release has the
+            # backend: its checks run, and the platform is KV323's (not KV204's, which is for a
+            # name the release does not have).
+            info = self.release.backend(chosen, is_mla=is_mla)
         facts["known"] = info is not None
         facts["name"] = info.name if info is not None else chosen
         facts["is_triton"] = facts["name"] == "TRITON_ATTN"
@@ -239,8 +246,10 @@ class EngineView:
             ("compute_capability", "cc", cc is not None),
             ("mla", "mla", is_mla is not None and self._kind_checked(info, platform)),  # KV324
         ):
+            if kind == "compute_capability" and by_kind.get("platform"):
+                relevant = True  # a backend of another device (SGLang): KV323 with the platform reason
             if relevant:
-                found = by_kind.get(kind, [])
+                found = by_kind.get(kind, []) + (by_kind.get("platform", []) if kind == "compute_capability" else [])
                 facts[f"{prefix}_ok"] = not found
                 facts[f"{prefix}_reason"] = _sentence("; ".join(p.reason for p in found)) or None
                 if found and found[0].where:  # the parts KV302/KV310/KV311/KV315 templates join

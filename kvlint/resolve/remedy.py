@@ -158,7 +158,9 @@ class RemedySearch:
         s = self.setup
         seen = set()
         for b in release.backends:
-            if b.name in seen or b.sparse:
+            # sparse and model-specific backends (SGLang's nsa, dual_chunk_flash_attn...) serve
+            # one model family: never a remedy for another model
+            if b.name in seen or b.sparse or b.data.get("model_specific"):
                 continue
             if s.platform and b.platforms and s.platform not in b.platforms:
                 continue

@@ -105,9 +105,15 @@ class Kvlint:
             # switches it to (fa3 + fp8_e5m2 -> triton). The page size stays capacity's own.
             for rw in release.rewrites_for(name, dtype, page):
                 effective = rw.set.get("attention_backend", effective)
+        # A backend of another device (aiter on CUDA, fa3 on ROCm, ascend on a GPU): kvlint's
+        # KV323 then holds on every GPU of the platform, so the group is keyed by the platform.
+        platform = "rocm" if GPU_IDS[gpu].startswith("MI") else "cuda"
+        off_platform = bool(release is not None and backend != "auto"
+                            and release.backend(backend, platform=platform) is None
+                            and release.backend(backend) is not None)
         return {"refused": bool(errors), "codes": errors,
                 "classes": sorted({CODE_CLASS.get(c, c) for c in errors}),
-                "backend": effective, "kv_dtype": dtype, "page": page or 1}
+                "backend": effective, "kv_dtype": dtype, "page": page or 1, "off_platform": off_platform}
 
 
 def table_cell(doc: Dict[str, Any], gpu: str, model: str, backend: str, dtype: str) -> Dict[str, Any]:
@@ -170,10 +176,16 @@ def compare_release(kv: Kvlint, doc: Dict[str, Any], found: Dict[Tuple[str, ...]
                         c = f"refused ({code['class']})" if code["refused"] else "accepted"
                         k = f"refused ({', '.join(ours['codes'])})" if ours["refused"] else "accepted"
                         classes = set(ours["classes"]) | {code.get("class")}
+                        # The axes that decide the disagreement stay; the others are "*": when the
+                        # release accepts, the dtype matters only if kvlint refuses it (KV301...),
+                        # the GPU only if kvlint's reason is the GPU and not the device.
+                        any_dtype = ours["classes"] == ["backend"] or (
+                            not code["refused"] and "dtype" not in ours["classes"])
+                        by_gpu = "gpu" in classes and not (not code["refused"] and ours["off_platform"])
                         add(("verdict", backend,
-                             "*" if ours["classes"] == ["backend"] else dtype,      # unknown backend: any dtype
+                             "*" if any_dtype else dtype,
                              mkey if "model" in classes else "*",
-                             gpu if "gpu" in classes else platform[gpu],
+                             gpu if by_gpu else platform[gpu],
                              f"code: {c}", f"kvlint: {k}"), cell, code.get("where", ""))
                     elif code["refused"]:
                         if code["class"] not in ours["classes"]:
@@ -228,30 +240,92 @@ OPEN = "open: not yet corrected (tools/derive/sglang_compare.py prints the code 
 
 CUDA_ONLY = ("fa3", "fa4", "flashinfer", "flashmla", "cutlass_mla", "trtllm_mha", "trtllm_mla", "cutedsl_mla",
              "tokenspeed_mla", "dual_chunk_flash_attn", "minicpm_flashattn", "minicpm_flashinfer",
-             "llada2_cfg_flashinfer", "hpc_ops")
+             "llada2_cfg_flashinfer", "hpc_ops", "hybrid_linear_attn")
+
+# Why kvlint refuses where the release's argument stage accepts: each a check SGLang makes later,
+# when the model runner builds the backend (the derivation stops before), with its source.
+# (code, backend) -> the sentence; "*" = any backend the condition names.
+_DEVICE = {
+    "other": ("an Ascend NPU / CPU (AMX) / Intel XPU backend: SGLang's argument resolution takes the name on "
+              "any device and the backend fails when the model runner builds it (not run by the derivation); "
+              "kvlint's GPU catalog has no such device, so KV323 (not for this device) is what a deployment on "
+              "a GPU meets"),
+    "rocm": ("a ROCm backend (AMD's aiter / wave-lang kernels, installed by sglang[srt-hip] only: the wheel's "
+             "METADATA). The argument stage takes the name on CUDA; the import fails when the model runner "
+             "builds the backend (not run here); kvlint reports KV323"),
+    "cuda": ("a CUDA backend (flashinfer, sgl-kernel's FA3/FlashMLA/CUTLASS and TRT-LLM kernels; flashinfer_python "
+             "is a requirement of sglang[srt] only, not of sglang[srt-hip]: the wheel's METADATA). The argument "
+             "stage does not check the platform; start-up fails in the model runner (not run here); kvlint "
+             "reports KV323"),
+}
+_RUNTIME = {
+    ("KV323", "fa3"): ("the release starts the argument stage with fa3 on any GPU; fa3's backend constructor asserts "
+                       "(major == 8 and not MLA) or major == 9 ('FlashAttention v3 Backend requires SM>=80 and SM<=90': "
+                       "python/sglang/srt/model_executor/model_runner.py _get_attention_backend_from_str v0.4.10.post2 "
+                       "L1429-1434, v0.5.2 L1650-1656; python/sglang/srt/layers/attention/attention_registry.py "
+                       "create_flashattention_v3_backend v0.5.9 L129-135, v0.5.23 L240-246), which the derivation "
+                       "does not run; KV323 follows that assertion"),
+    ("KV323", "hpc_ops"): ("hpc_ops's constructor raises 'The hpc_ops attention backend requires an SM90 (Hopper) GPU' "
+                           "off SM90 (python/sglang/srt/layers/attention/hpc_ops_backend.py v0.5.23 "
+                           "HPCOpsAttnBackend.__init__ L138-143), which the derivation does not run"),
+    ("KV301", "hpc_ops"): ("hpc_ops's constructor raises 'only supports bf16 or fp8_e4m3 KV cache' for any other "
+                           "(hpc_ops_backend.py v0.5.23 L157-161); the argument stage takes every dtype"),
+    ("KV311", "hpc_ops"): ("hpc_ops's constructor raises 'requires head_dim == 128' (hpc_ops_backend.py v0.5.23 "
+                           "L178-191); gemma-2's head_dim is 256"),
+    ("KV324", "hpc_ops"): ("create_hpc_ops_backend raises 'hpc_ops backend can only be used with non-MLA models' "
+                           "(layers/attention/attention_registry.py v0.5.23 L286-289) when the runner builds it"),
+    ("KV324", "llada2_cfg_flashinfer"): ("create_llada2_cfg_flashinfer_backend raises 'LLaDA2 CFG attention does not "
+                                         "use an MLA backend' (layers/attention/attention_registry.py v0.5.23 L80-84) "
+                                         "when the runner builds it"),
+    ("KV324", "cutedsl_mla"): ("create_cutedsl_mla_backend raises 'cutedsl_mla backend can only be used with MLA "
+                               "models' (layers/attention/attention_registry.py v0.5.23 L118-121) when the runner "
+                               "builds it"),
+    ("KV324", "tokenspeed_mla"): ("tokenspeed_mla is renamed cutedsl_mla (arg_groups/serving_hook.py v0.5.23 "
+                                  "handle_deprecated_args L303-337), and create_cutedsl_mla_backend raises "
+                                  "'cutedsl_mla backend can only be used with MLA models' (attention_registry.py "
+                                  "v0.5.23 L118-121) when the runner builds it"),
+    ("KV301", "fa4"): ("the argument stage takes fp8 for fa4, but FA4 has no fp8 kernel: q stays bf16 "
+                       "(layers/attention/flashattention_backend.py v0.5.9 L782-786) and FA4 asserts 'inputs must "
+                       "have the same dtype' at the first forward (Dao-AILab/flash-attention#2321; docs/defects.md "
+                       "S3); the catalog keeps fa4 without fp8"),
+}
+
+
+def _accepted_but_refused(backend: str, platform: str, codes: List[str], off_platform: bool) -> Optional[str]:
+    """A derivation-limit reason when every kvlint error code is a check the release makes after its
+    argument stage (model runner / backend constructor); None when one of them is not."""
+    parts = []
+    for c in codes:
+        if c == "KV323" and off_platform:
+            if backend in ("ascend", "intel_amx", "intel_xpu"):
+                parts.append(_DEVICE["other"])
+            elif platform == "cuda" and backend in ("aiter", "wave"):
+                parts.append(_DEVICE["rocm"])
+            elif platform == "rocm" and backend in CUDA_ONLY:
+                parts.append(_DEVICE["cuda"])
+            else:
+                return None
+        elif (c, backend) in _RUNTIME:
+            parts.append(_RUNTIME[(c, backend)])
+        else:
+            return None
+    return "derivation limit: " + "; and ".join(dict.fromkeys(parts)) if parts else None
 
 
 def default_reason(key: Tuple[str, ...]) -> str:
     """The reason a newly found disagreement starts with: a derivation limit only where the
     evidence is general (named here); everything else is open."""
     kind, rest = key[0], key[1:]
-    if kind == "verdict" and rest[-2] == "code: accepted" and rest[-1] == "kvlint: refused (KV204)":
-        backend, platform = rest[0], rest[3]
-        if backend in ("ascend", "intel_amx", "intel_xpu"):
-            return ("derivation limit: an Ascend NPU / CPU (AMX) / Intel XPU backend. SGLang's argument "
-                    "resolution takes the name on any device and the backend fails when the model runner "
-                    "builds it (not run by the derivation); kvlint's GPU catalog has no such device, so "
-                    "KV204 on a GPU is what a deployment meets")
-        if platform == "cuda" and backend in ("aiter", "wave"):
-            return ("derivation limit: a ROCm backend (AMD's aiter / wave-lang kernels, installed by "
-                    "sglang[srt-hip] only: the wheel's METADATA). The argument stage takes the name on "
-                    "CUDA; the import fails when the model runner builds the backend (not run here)")
-        if platform == "rocm" and backend in CUDA_ONLY:
-            return ("derivation limit: a CUDA backend (flashinfer, sgl-kernel's FA3/FlashMLA/CUTLASS "
-                    "and TRT-LLM kernels; flashinfer_python is a requirement of sglang[srt] only, not "
-                    "of sglang[srt-hip]: the wheel's METADATA). The argument stage does not check the "
-                    "platform; start-up fails in the model runner (not run here)")
-        return "open: the catalog has no such backend for this release and platform"
+    if kind == "verdict" and rest[-2] == "code: accepted" and rest[-1].startswith("kvlint: refused ("):
+        backend, gpu_or_platform = rest[0], rest[3]
+        codes = rest[-1][len("kvlint: refused ("):-1].split(", ")
+        platform = "rocm" if gpu_or_platform in ("rocm", "gfx942") else "cuda"
+        # off the device: keyed by platform (the comparison does so for another device's backend)
+        reason = _accepted_but_refused(backend, platform, codes, gpu_or_platform in ("cuda", "rocm"))
+        if reason:
+            return reason
+        if codes == ["KV204"]:
+            return "open: the catalog has no such backend for this release and platform"
     if "code: refused (gpu)" in rest and rest[-1] == "kvlint: accepted":
         return ("open: the catalog's compute_capability gate refuses this GPU, but no kvlint rule turns "
                 "that verdict (facts backend.cc_ok) into a finding")

@@ -107,6 +107,10 @@ class ModelGeometry:
     # release behaviour on them (SGLang's multimodal memory-fraction factor, hybrid-pool overrides).
     architectures: Tuple[str, ...] = ()
     vocab_size: Optional[int] = None  # config.json vocab_size (catalog entries); None when unknown
+    # config.json hidden_size / intermediate_size (config.json or manifest geometry); SGLang's
+    # weight-load memory is modelled from the tensor shapes (kvlint/capacity/sglang_load.py)
+    hidden_size: Optional[int] = None
+    intermediate_size: Optional[int] = None
 
     @property
     def is_mla(self) -> bool:

@@ -2,7 +2,7 @@
 "Load weight end" line prints, which is what its KV pool formula subtracts.
 
 SGLang measures the load as the drop in free memory around `get_model` (model_executor/
-model_runner.py `load_model`, v0.4.3.post4 L319-396: `get_available_gpu_memory` calls
+model_runner.py `load_model`, v0.4.3.post4 L318-396: `get_available_gpu_memory` calls
 `torch.cuda.empty_cache()` then `torch.cuda.mem_get_info()`). So it sees, besides the parameters:
 
 * the rotary cos/sin cache, a buffer of max_position_embeddings x rotary_dim kept in float32 on
@@ -230,8 +230,8 @@ def sglang_weight_load(deployment: Deployment, weights_per_gpu: int) -> Tuple[in
     model = deployment.model
     if model is None or deployment.engine != "sglang":
         return 0, ""
-    hidden = getattr(model, "hidden_size", None)
-    intermediate = getattr(model, "intermediate_size", None)
+    hidden = model.hidden_size
+    intermediate = model.intermediate_size
     missing = [name for name, value in (("hidden_size", hidden), ("intermediate_size", intermediate),
                                         ("vocab_size", model.vocab_size),
                                         ("num_attention_heads", model.num_attention_heads)) if not value]

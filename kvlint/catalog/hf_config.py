@@ -425,7 +425,15 @@ def geometry_from_config(config: Mapping[str, Any], name: str) -> ModelGeometry:
         mla_sparse=("index_topk" in text) if is_mla else None,  # vLLM: hasattr(hf_config, "index_topk")
         has_sinks=has_sinks,
         source="config",
+        hidden_size=_config_dim(text, ("hidden_size", "n_embd", "d_model")),
+        intermediate_size=_config_dim(text, ("intermediate_size", "n_inner", "ffn_dim")),
     )
+
+
+def _config_dim(text: Mapping[str, Any], keys: Sequence[str]) -> Optional[int]:
+    """A model dimension from config.json, or None when absent or not a positive integer."""
+    value = _first(text, keys)
+    return value if type(value) is int and value > 0 else None
 
 
 # Layer types that hold a recurrent state rather than a KV cache (Qwen3-Next / Qwen3.5 Gated
@@ -494,6 +502,8 @@ _GEOMETRY_KEYS = frozenset(
         "mla",
         "max_position_embeddings",
         "vocab_size",
+        "hidden_size",
+        "intermediate_size",
     }
 )
 
@@ -632,6 +642,10 @@ def manifest_geometry_overrides(
         source="manifest",
         vocab_size=(number("vocab_size") if given("vocab_size") else None)
         or (base.vocab_size if base is not None else None),
+        hidden_size=(number("hidden_size") if given("hidden_size") else None)
+        or (base.hidden_size if base is not None else None),
+        intermediate_size=(number("intermediate_size") if given("intermediate_size") else None)
+        or (base.intermediate_size if base is not None else None),
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 from kvlint.capacity import CapacityResult, compute
 from kvlint.catalog import load_catalogs
+from kvlint.catalog.engines import ENGINE_DISPLAY
 from kvlint.config import Config
 from kvlint.deployment import Deployment
 from kvlint.findings import Finding
@@ -68,6 +69,9 @@ def analyze_deployment(data: Dict[str, Any], file: str, path: Optional[Path], ca
         capacity = replace(capacity, assumptions=tuple(resolution.notes) + capacity.assumptions)
     facts = resolution.facts
     facts["capacity"] = capacity_facts(capacity, facts, data, max_scale_overhead)
+    stand_in = capacity_stand_in(resolution.deployment, capacity, facts)
+    if stand_in:
+        facts["capacity"]["stand_in"] = stand_in  # KV210, when engine.stand_in did not say it
     if capacity is not None:
         notes = defect_capacity_notes(facts)
         spec = facts.get("speculative") or {}
@@ -104,6 +108,21 @@ def defect_capacity_notes(facts: Dict[str, Any]) -> Tuple[str, ...]:
     book, notes = _capacity_defects()
     fired = {rule.code for rule, _, _ in book.evaluate(facts)}
     return tuple(note for code, note in notes if code in fired)
+
+
+def capacity_stand_in(deployment: Optional[Deployment], capacity: Optional[CapacityResult],
+                      facts: Dict[str, Any]) -> Optional[str]:
+    """The sentence KV210 says when the capacity figures, and so the KV60x gate, were computed
+    with a catalogued release standing in for the deployment's (the version is missing, not
+    understood, or not catalogued) and engine.stand_in has not said so already."""
+    if (deployment is None or capacity is None or capacity.engine is None or not deployment.release_note
+            or (facts.get("engine") or {}).get("stand_in")):
+        return None
+    modelled = f"{ENGINE_DISPLAY.get(deployment.engine, deployment.engine)} {deployment.modelled_release}"
+    if not deployment.engine_version:
+        return (f"the engine release is not stated: the capacity figures (KV60x) use {modelled}'s "
+                "defaults and accounting, the newest release kvlint knows")
+    return f"the capacity figures (KV60x) use {modelled}'s defaults and accounting: {deployment.release_note}"
 
 
 def capacity_facts(capacity, facts: Dict[str, Any], data: Dict[str, Any], default_threshold: float) -> Dict[str, Any]:

@@ -462,6 +462,11 @@ def vllm_pool(deployment: Deployment) -> PoolEstimate:
             gmu = VLLM_FALLBACK_MEMORY_FRACTION
             notes.append(f"gpu_memory_utilization taken as {gmu}: the engine catalog gives no default "
                          "for this release")
+        elif _minor(deployment.modelled_release) != _minor(deployment.engine_version):
+            # the fact is the stand-in's (a release older or newer than the catalogued ones): say so
+            notes.append(f"gpu_memory_utilization defaulted to {gmu}, the default of vLLM "
+                         f"{deployment.modelled_release}, which stands in for "
+                         + (deployment.engine_version or "the release not stated"))
         else:
             notes.append(f"gpu_memory_utilization defaulted to vLLM {_minor(deployment.modelled_release)}'s {gmu}")
     weights = _weights_per_gpu(deployment, notes)

@@ -316,7 +316,8 @@ def test_hook_definitions():
     assert set(hooks) == {"kvlint", "kvlint-capacity"}
     for hook in hooks.values():
         assert hook["language"] == "python"
-        assert hook["types_or"] == ["yaml", "json", "shell", "dockerfile"]
+        # every file kind kvlint reads (tests/test_pre_commit_files.py runs the real pre-commit)
+        assert hook["files"] == hooks["kvlint"]["files"] and "types_or" not in hook
         # one process over the whole set: ablations see every manifest
         assert hook["require_serial"] is True and hook["pass_filenames"] is False
     assert hooks["kvlint"]["entry"] == "kvlint check"

@@ -55,6 +55,9 @@ def convert(path, output_file, config_path):
     source = load_source(raw, display, path, config)
     if source.format == "kvlint":
         raise UsageError(f"{path} is already a kvlint/v1 manifest (or no native deployment file kvlint reads)")
+    if source.format == "helm-template":  # detected as `kvlint check` does (pipeline/native.py)
+        raise UsageError(f"{display} is a Helm chart template (Go template actions such as `{{{{ .Values… }}}}`), "
+                         "not YAML until rendered: render it first, `helm template RELEASE CHART | kvlint convert -`")
     if not source.documents:
         click.echo(f"kvlint convert: {path}: no engine workload found", err=True)
         sys.exit(EXIT_OK)

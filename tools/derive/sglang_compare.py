@@ -291,6 +291,25 @@ _RUNTIME = {
 }
 
 
+# fp8_e5m2 on the two MLA kernels: the argument stage has no dtype check for them; the kernels read
+# E4M3 (or 16-bit) only, so the first decode fails. Read in the kernels SGLang calls.
+_E5M2_MLA = {
+    "flashmla": ("the argument stage takes fp8_e5m2 for flashmla, but the kernel cannot run it: SGLang quantizes "
+                 "q to E4M3 for an FP8 cache (scaled_fp8_quant, layers/attention/flashmla_backend.py v0.5.9 "
+                 "L370-391) and FlashMLA's dense FP8 decode checks q is float8_e4m3fn and kcache.dtype == "
+                 "q.dtype ('query and key must have the same dtype': sgl-project/FlashMLA "
+                 "csrc/extension/sm90/dense_fp8/dense_fp8_python_api.cpp L35-36 at 0f3fbb6, instantiated for "
+                 "float_e4m3_t only); later sgl-kernel builds raise NotImplementedError for any dense FP8 cache "
+                 "(sgl-kernel/python/sgl_kernel/flash_mla.py at 176ee5c). The catalog keeps fp8_e4m3 only"),
+    "cutlass_mla": ("the argument stage takes fp8_e5m2 for cutlass_mla, but the kernel cannot run it: "
+                    "cutlass_mla_decode dispatches on the query dtype, half / bfloat16 / float_e4m3 only, else "
+                    "'Unsupported input data type of MLA' (sgl-project/sglang sgl-kernel/csrc/attention/"
+                    "cutlass_mla_kernel.cu at 15f07a0), and sgl-kernel's Python wrapper asserts q_nope.dtype == "
+                    "kv_c_and_k_pe_cache.dtype (cutlass_mla_decode in sgl-kernel/python/sgl_kernel/attention.py); there is no E5M2 "
+                    "instantiation. The catalog keeps fp8_e4m3 only"),
+}
+
+
 def _accepted_but_refused(backend: str, platform: str, codes: List[str], off_platform: bool) -> Optional[str]:
     """A derivation-limit reason when every kvlint error code is a check the release makes after its
     argument stage (model runner / backend constructor); None when one of them is not."""
@@ -348,10 +367,10 @@ def default_reason(key: Tuple[str, ...]) -> str:
                 "bf16 (layers/attention/flashattention_backend.py v0.5.9 L782-786) and FA4 asserts 'inputs "
                 "must have the same dtype' at the first forward (Dao-AILab/flash-attention#2321; "
                 "docs/defects.md S3); the catalog keeps fa4 without fp8")
-    if kind == "verdict" and rest[0] in ("flashmla", "cutlass_mla") and rest[1] == "fp8_e5m2":
-        return ("open: the release's argument resolution has no dtype check for this MLA backend and "
-                "takes fp8_e5m2; the catalog keeps fp8_e4m3 only (the SGLang docs' MLA table), which "
-                "only running the kernel could settle")
+    if kind == "verdict" and rest[0] in ("flashmla", "cutlass_mla") and rest[1] == "fp8_e5m2" and (
+            rest[-1] in ("kvlint: refused (KV301)", "kvlint: refused (KV301, KV323)")):
+        return "derivation limit: " + "; and ".join(
+            [_E5M2_MLA[rest[0]]] + ([_DEVICE["cuda"]] if "KV323" in rest[-1] else []))
     if kind == "reason" and rest[-1] == "kvlint: KV204":
         return "open: both refuse; kvlint's reason is the unknown backend (KV204), the release's another"
     return OPEN
@@ -368,9 +387,11 @@ def update_known(found: Dict[Tuple[str, ...], Dict[str, Any]], path: Path = KNOW
     for k in sorted(found, key=key_text):
         e = found[k]
         text = key_text(k)
+        reason = old.get(text) if old.get(text) not in (None, "", OPEN) else default_reason(k)
+        if reason.startswith("open") and default_reason(k).startswith("derivation limit"):
+            reason = default_reason(k)  # the evidence was found since
         entries.append({"key": text, "releases": ", ".join(sorted(e["releases"], key=vkey)), "cells": e["cells"],
-                        "example": e["example"], "reason": old.get(text) if old.get(text) not in (None, "", OPEN)
-                        else default_reason(k)})
+                        "example": e["example"], "reason": reason})
     body = yaml.safe_dump({"disagreements": entries}, sort_keys=False, width=110, allow_unicode=True)
     path.write_text(KNOWN_HEADER + body, encoding="utf-8")
 

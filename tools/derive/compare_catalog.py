@@ -87,6 +87,14 @@ def reason_where(table: dict, backend: str, reason: str) -> str:
     return loc(table, w)
 
 
+# The release from which a platform sizes blocks by the backend's get_preferred_block_size when
+# --block-size is unset (update_block_size_for_backend, vllm/platforms/interface.py v0.18.0 L427).
+# ROCm 0.18 overrides it with a no-op (vllm/platforms/rocm.py v0.18.0 L713-716: check_and_update_config
+# sets 64 only under VLLM_ROCM_USE_AITER_UNIFIED_ATTENTION=1 and VLLM_ROCM_USE_AITER=1, else 16,
+# which the grid does not vary) and takes the shared one from 0.19.0.
+PREFERRED_BLOCK_FROM = {"cuda": "0.18.0", "rocm": "0.19.0"}
+
+
 def compare_release(cat, table: dict, groups: dict) -> dict:
     version = table["version"]
     counts = {"accept": [0, 0], "block": [0, 0], "select": [0, 0], "facts": [0, 0]}
@@ -188,6 +196,32 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
                     what = "catalog accepts, code rejects" if cat_ok else "catalog rejects, code accepts"
                     groups[("block", name, what, f"supports_block_size ({loc(table, pb['where'])})")
                            ].append((version, dev, "-", "-", "-", bs))
+        # ---- the block size without --block-size: the backend's get_preferred_block_size(16)
+        # where the platform uses it (PREFERRED_BLOCK_FROM); kvlint's is the catalog's
+        # preferred_block_size, else 16
+        pp = (b.get("predicates") or {}).get("get_preferred_block_size")
+        if pp:
+            for dev in devices:
+                da = dev_args(table, dev)
+                if vkey(version) < vkey(PREFERRED_BLOCK_FROM[da["platform"]]):
+                    continue
+                cb = rel.backend(name, platform=da["platform"], is_mla=is_mla)
+                if cb is None or cb.name != name or (cb.platforms and da["platform"] not in cb.platforms):
+                    continue
+                for d in dtypes:
+                    for h in heads:
+                        if (h == 576) != is_mla:
+                            continue
+                        code = T.lookup(pp["answer"], {"device": dev, "kv_cache_dtype": d, "head_size": h,
+                                                       "block_size": 16, "variant": "plain"})
+                        if not isinstance(code, int) or isinstance(code, bool):
+                            continue
+                        mine = cb.preferred_block_size(da["cc"], h, d) or 16
+                        counts["block"][0 if mine == code else 1] += 1
+                        if mine != code:
+                            groups[("block", name, f"default block size: catalog {mine}, code {code}",
+                                    f"get_preferred_block_size ({loc(table, pp['where'])})")
+                                   ].append((version, dev, "-", d, h, "-"))
 
     # ---- auto-selection
     sel = table.get("selection") or {}

@@ -234,6 +234,20 @@ _MEMORY_FRACTION = {
 }
 
 
+def _no_cuda_graph_estimate(data: Dict[str, Any]) -> bool:
+    """vLLM reserves no CUDA-graph memory in the KV budget with --enforce-eager (cudagraph_mode
+    NONE: vllm/config/vllm.py v0.20.0 L895-900; gpu_worker.py L379-385 estimates only when
+    cudagraph_mode != NONE) or with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 (gpu_worker.py
+    L401, envs.py L1724-1726: bool(int(value)))."""
+    if get(data, "engine", "options", "enforce_eager") is True:
+        return True
+    flag = (get(data, "engine", "env", kind=dict) or {}).get("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
+    try:
+        return flag is not None and int(str(flag).strip()) == 0
+    except ValueError:
+        return False
+
+
 def memory_plan(
     data: Dict[str, Any], engine: str, gpu: Optional[GpuInfo], default: Any, weights: Optional[int]
 ) -> MemoryPlan:
@@ -244,6 +258,8 @@ def memory_plan(
     )
     fallback = default(default_name)
     cuda_graphs = default("estimate_cudagraph_memory")
+    if cuda_graphs is True and _no_cuda_graph_estimate(data):
+        cuda_graphs = False
     return MemoryPlan(
         device_memory_bytes=gpu.memory_bytes if gpu else None,
         gpu_memory_utilization=written,

@@ -260,6 +260,28 @@ class EngineView:
                 if found and prefix in _REMEDIED:
                     facts[f"{prefix}_remedy"] = self._remedy(_REMEDIED[prefix], setup)
 
+        self._dtype_gpu_gate(info, literal, cc, head, platform)
+
+    def _dtype_gpu_gate(self, info, literal, cc, head, platform) -> None:
+        """A cache dtype the release refuses on this GPU whatever the backend (the catalog dtype's
+        `requires` / `platforms`, e.g. SGLang 0.5.23 mxfp8 only on Blackwell): the backend cannot
+        run it here (KV323). The remedy is another GPU, or a cache dtype this backend accepts here;
+        pinning another backend would not help."""
+        dtype = self.release.dtype(literal) if self.release is not None else None
+        if dtype is None or not (dtype.requires or dtype.platforms):
+            return
+        verdict = self.release.check_dtype(literal, cc, platform)
+        if verdict.ok:
+            return
+        facts = self.facts["backend"]
+        facts["cc_ok"] = False
+        facts["cc_reason"] = _sentence("; ".join(r for r in (facts.get("cc_reason"), verdict.reason) if r))
+        # another quantized dtype this backend takes here, FP8 before the 4-bit ones
+        here = sorted(info.accepted_dtypes(cc, head, platform), key=lambda d: not d.startswith("fp8"))
+        other = next((d for d in here if d != literal and guess_quantized(d)
+                      and self.release.dtype(d) is not None and self.release.check_dtype(d, cc, platform).ok), None)
+        facts["cc_remedy"] = (f"; run it on a GPU the release takes {literal} on"
+                              + (f", or use kv_cache.dtype {other}, which {info.name} accepts here" if other else ""))
     def _switch(self, info, literal, gpu, head, platform) -> None:
         """KV325: the release switches this backend to another one on its own for this cache dtype
         (the catalog's `rewrites` that set attention_backend, e.g. SGLang fa3 + fp8_e5m2 -> triton

@@ -38,6 +38,8 @@ class EngineView:
         self._ignored: List[Dict[str, Any]] = []
         self._written_block: Optional[int] = None
         self._mla_model: Tuple[Optional[bool], Optional[int]] = (None, None)  # (sparse, qk_nope_head_dim)
+        # vLLM on ROCm: VLLM_ROCM_USE_AITER in the engine's environment (set by backend())
+        self._aiter = False
         # A pre-release/dev/local build, a newer release or an uncatalogued patch of an unchanged
         # line is checked as the catalogued release that stands in for it (engine.stand_in says so).
         self.release, stand_in = (
@@ -113,6 +115,9 @@ class EngineView:
         sinks = bool(geometry and (geometry.has_sinks or any(layer.has_sinks for layer in geometry.layers)))
         per_head = scales.granularity == "per-head"
         block = self._mla_block(gpu, geometry, None if facts["auto"] else requested, env or {})
+        # AITER backends and selection orders apply only with VLLM_ROCM_USE_AITER true
+        # (vllm/envs.py v0.33.0 L1267-1269: "true" or "1", case-insensitive; the catalog's `aiter`)
+        self._aiter = self.engine == "vllm" and str((env or {}).get("VLLM_ROCM_USE_AITER", "False")).lower() in ("true", "1")
         if self.facts["kv_cache"].get("fp4") and gpu is not None and not gpu.fp4:  # KV306
             setup = self._setup(literal, gpu, head, block, sinks, per_head, is_mla,
                                 None if facts["auto"] else requested)
@@ -223,7 +228,7 @@ class EngineView:
         cc = gpu.compute_capability if gpu else None
         anywhere = info.accepts(literal, None, None, None, platform=platform)
         here = info.accepts(literal, cc, head, block, platform=platform, has_sinks=sinks,
-                            per_head_scales=per_head, is_mla=is_mla)
+                            per_head_scales=per_head, is_mla=is_mla, aiter=self._aiter)
 
         def dtype_problems(verdict) -> List[str]:
             return [p.reason for p in verdict.problems if p.kind == "kv_dtype" or p.kind.startswith("constraint:")]
@@ -328,6 +333,7 @@ class EngineView:
             has_sinks=sinks,
             block_size=block,
             per_head_scales=per_head,
+            aiter=self._aiter,
         )
         if result is None:  # the catalog has no priority list for this platform/GPU
             return None

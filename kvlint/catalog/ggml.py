@@ -25,7 +25,7 @@ from kvlint.errors import CatalogError
 from kvlint.resources import catalog_dir, schemas_dir
 from kvlint.versions import VersionError, parse_version, version_matches
 
-__all__ = ["CacheType", "Fact", "GgmlCatalog", "KernelVerdict", "load_ggml_catalog", "schema_path"]
+__all__ = ["CacheType", "Fact", "GgmlCatalog", "KernelVerdict", "LibraryTag", "load_ggml_catalog", "schema_path"]
 
 
 def _sources(entry: Mapping[str, Any]) -> Sources:
@@ -106,6 +106,22 @@ class KernelVerdict:
     sources: Sources = ()
     lower_bound: Optional[int] = None  # the build number the matching entry starts at
     converted: bool = False  # a kernel runs, but with K and V converted to f16 (the pair is not compiled in)
+
+
+# A weights quantization suffix of an Ollama tag: it changes the weights, not the KV-cache geometry.
+_QUANT_SUFFIX = re.compile(r"^(i?q[0-9][a-z0-9_]*|fp16|f16|bf16|fp32|f32|mxfp4)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class LibraryTag:
+    """An Ollama library reference and the Hugging Face model it pulls (None: not mapped)."""
+
+    name: str
+    hf_id: Optional[str]
+    family: Optional[str]  # a family the table lists, else None
+    sizes: Tuple[str, ...]  # the family's mapped tags
+    verified: bool
+    sources: Sources
 
 
 class GgmlCatalog:
@@ -234,6 +250,39 @@ class GgmlCatalog:
     def slowdown(self) -> Tuple[str, Sources]:
         entry = (self.docs.get("llama.cpp") or {}).get("fallback_slowdown") or {}
         return entry.get("text", ""), _sources(entry)
+
+    # -- Ollama library tags --------------------------------------------------------------------
+
+    def ollama_families(self) -> Tuple[str, ...]:
+        return tuple(str(e["family"]) for e in (self.docs.get("ollama") or {}).get("library", ()))
+
+    def ollama_library_model(self, name: str) -> Optional[LibraryTag]:
+        """The Hugging Face model an Ollama library tag (`qwen2.5:7b`, `library/llama3.1:8b-instruct-q8_0`)
+        pulls, from the catalog's `library` table: mapped (hf_id set) or not (hf_id None: a family
+        or tag the table does not list, `latest`, a base or dated variant). None when the name is
+        not an Ollama library reference at all (a Hugging Face id, a user namespace)."""
+        text = name.strip()
+        if text.lower().startswith("library/"):
+            text = text[len("library/"):]
+        if "/" in text or not text:
+            return None
+        family, _, tag = text.partition(":")
+        tag = tag.lower() or "latest"
+        for entry in (self.docs.get("ollama") or {}).get("library", ()):
+            if str(entry["family"]) != family.lower():
+                continue
+            tags = entry["tags"]
+            found = next((k for k in sorted(tags, key=len, reverse=True) if tag == k or tag.startswith(k + "-")), None)
+            if found is None:
+                return LibraryTag(text, None, family.lower(), tuple(tags), entry.get("verified", True), _sources(entry))
+            rest = [p for p in tag[len(found):].split("-") if p]
+            if rest and rest[0] == "instruct" and entry.get("instruct_suffix"):
+                rest = rest[1:]
+            if len(rest) == 1 and _QUANT_SUFFIX.match(rest[0]):
+                rest = []
+            return LibraryTag(text, None if rest else str(tags[found]), family.lower(), tuple(tags),
+                              entry.get("verified", True), _sources(entry))
+        return LibraryTag(text, None, None, (), True, ()) if ":" in text else None
 
     # -- Ollama environment ---------------------------------------------------------------------
 

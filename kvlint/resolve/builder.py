@@ -382,4 +382,7 @@ class FactsBuilder:
             max_model_len=self.facts["serving"].get("max_model_len"),
             max_num_batched_tokens=None)
         deployment = replace(deployment, ggml=plan, max_num_seqs=plan.n_seq)
-        return Resolution(deployment=deployment, facts=self.facts, notes=[weights_note] if weights_note else [])
+        notes = [weights_note] if weights_note else []
+        if self.facts["model"].get("ollama_note") and self.facts["model"].get("known"):
+            notes.insert(0, self.facts["model"]["ollama_note"])  # which model an Ollama tag was read as
+        return Resolution(deployment=deployment, facts=self.facts, notes=notes)

@@ -70,6 +70,12 @@ def model_geometry(
         except (ConfigError, OSError, ValueError) as exc:
             model_facts["config_error"] = f"cannot use model.config {config_path}: {_reason(exc)}"
     entry = catalogs.models.lookup(name) if name else None
+    lookup_name = name
+    if entry is None and name and get(data, "engine", "name", kind=str) == "ollama":
+        lookup_name = _ollama_library(name, model_facts)
+        entry = catalogs.models.lookup(lookup_name) if lookup_name != name else None
+        if lookup_name != name:
+            model_facts["ollama_case"] = "mapped" if entry is not None else "uncatalogued"
     if entry is not None:
         model_facts["catalog_id"] = getattr(entry, "id", name)
         if base is None:
@@ -83,7 +89,7 @@ def model_geometry(
         # id is near this long, so a longer name (a hostile multi-megabyte one) gets no suggestion
         model_facts["suggestions"] = catalogs.models.suggest(name) if len(name) <= MAX_SUGGESTED_NAME else []
         if base is None:  # a base model or re-quantized repository: its config in the local HF cache
-            cached = cached_config(name)
+            cached = cached_config(lookup_name)
             if cached is not None:
                 try:
                     base = read_config(cached, name=name)
@@ -98,6 +104,27 @@ def model_geometry(
         except (ConfigError, ValueError) as exc:
             model_facts.setdefault("config_error", f"model.geometry is incomplete: {_reason(exc)}")
     return base
+
+
+def _ollama_library(name: str, model_facts: Dict[str, Any]) -> str:
+    """The Hugging Face id an Ollama library tag pulls (the ggml catalog's `library` table), else
+    the name as written; model.ollama_case says which (KV203's message: mapped, uncatalogued,
+    unmapped). The ggml catalog is loaded only here, for an Ollama deployment."""
+    from kvlint.catalog.ggml import load_ggml_catalog  # on use: only Ollama deployments need it
+
+    catalog = load_ggml_catalog()
+    tag = catalog.ollama_library_model(name)
+    if tag is None:
+        return name
+    model_facts["ollama_tags"] = (", ".join(f"{tag.family}:{t}" for t in tag.sizes) if tag.family
+                                  else "families " + ", ".join(catalog.ollama_families()))
+    if tag.hf_id is None:
+        model_facts["ollama_case"] = "unmapped"
+        return name
+    model_facts["ollama_hf"] = tag.hf_id
+    model_facts["ollama_note"] = (f"model {name} read as {tag.hf_id}, the model the Ollama library tag pulls"
+                                  + ("" if tag.verified else " (mapping not verified against the library page)"))
+    return tag.hf_id
 
 
 def linear_layers(data: Dict[str, Any], manifest_path: Optional[Path]) -> Optional[int]:
@@ -260,6 +287,8 @@ def memory_plan(
     cuda_graphs = default("estimate_cudagraph_memory")
     if cuda_graphs is True and _no_cuda_graph_estimate(data):
         cuda_graphs = False
+    if cuda_graphs is True and gpu is not None and gpu.vendor == "amd" and default("estimate_cudagraph_memory_rocm") is False:
+        cuda_graphs = False  # vLLM 0.20-0.25 profile CUDA graphs on CUDA only (catalog)
     return MemoryPlan(
         device_memory_bytes=gpu.memory_bytes if gpu else None,
         gpu_memory_utilization=written,

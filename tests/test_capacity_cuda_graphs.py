@@ -75,3 +75,29 @@ def test_manifest_option_and_its_negation(tmp_path) -> None:
     assert graphs["pool_terms"]["cuda_graphs"] > 0
     no_flag = _engine(tmp_path, "no.sh", SCRIPT.format(env="", flags="--no-enforce-eager"))
     assert no_flag["pool_terms"]["cuda_graphs"] > 0
+
+
+ROCM = """\
+apiVersion: kvlint/v1
+kind: Deployment
+metadata: {{name: rocm}}
+engine: {{name: vllm, version: "{version}"}}
+hardware: {{gpu: {gpu}}}
+model: {{name: meta-llama/Llama-3.1-8B-Instruct}}
+kv_cache: {{dtype: auto}}
+serving: {{max_model_len: 8192}}
+"""
+
+
+@pytest.mark.parametrize("version, gpu, graphs", [
+    # 0.20-0.25 profile graphs on CUDA only (gpu_worker.py v0.20.0 L379-385 `not is_rocm()`,
+    # v0.25.0 L477-483 `is_cuda()`); 0.26 on ROCm too (v0.26.0 L501-506 `is_cuda_alike()`)
+    ("0.20.0", "MI300X-192GB", False),
+    ("0.25.1", "MI300X-192GB", False),
+    ("0.26.0", "MI300X-192GB", True),
+    ("0.33.0", "MI300X-192GB", True),
+    ("0.25.1", "H100-SXM-80GB", True),
+])
+def test_rocm_graph_memory_by_release(tmp_path, version, gpu, graphs) -> None:
+    engine = _engine(tmp_path, "rocm.yaml", ROCM.format(version=version, gpu=gpu))
+    assert (engine["pool_terms"].get("cuda_graphs", 0) > 0) is graphs

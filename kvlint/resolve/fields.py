@@ -287,6 +287,8 @@ def memory_plan(
     cuda_graphs = default("estimate_cudagraph_memory")
     if cuda_graphs is True and _no_cuda_graph_estimate(data):
         cuda_graphs = False
+    if cuda_graphs is True and gpu is not None and gpu.vendor == "amd" and default("estimate_cudagraph_memory_rocm") is False:
+        cuda_graphs = False  # vLLM 0.20-0.25 profile CUDA graphs on CUDA only (catalog)
     return MemoryPlan(
         device_memory_bytes=gpu.memory_bytes if gpu else None,
         gpu_memory_utilization=written,

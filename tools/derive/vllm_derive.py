@@ -417,6 +417,9 @@ def main() -> None:
     out_dir = Path(a.out_dir)
     if a.root:
         derive(a.version or "unknown", Path(a.root), out_dir, a.jobs, runs=runs)
+        if a.compare:  # as for a downloaded release (the README's one command, with --root)
+            import update_known
+            update_known.main()
         return
     versions = list(a.versions)
     if a.all:

@@ -165,3 +165,21 @@ def test_model_specific_backends_are_never_a_remedy() -> None:
     facts = resolve(data, "x.yaml", None, load_catalogs(())).facts
     named = {r.get("backend") for r in facts.get("remedies", [])}
     assert "fa3" in named and not named & {"nsa", "dual_chunk_flash_attn"}
+
+
+def test_fp4_follows_the_model_kind_lists() -> None:
+    """SGLang 0.5.9's FP4 check names backends per attention kind ('KV4 MHA expects
+    attention_backend to be one of [triton, torch_native, flex_attention, trtllm_mha]', 'KV4 MLA
+    expects ... [cutlass_mla, flashinfer, trtllm_mla, flashmla]'): cutlass_mla takes fp4_e2m1 for
+    DeepSeek-V3 and refuses it for gemma-2; torch_native the reverse."""
+    kv = C.Kvlint()
+    cases = [("deepseek_mla", "deepseek-ai/DeepSeek-V3", "cutlass_mla"), ("gemma2", "google/gemma-2-9b", "cutlass_mla"),
+             ("deepseek_mla", "deepseek-ai/DeepSeek-V3", "torch_native"), ("gemma2", "google/gemma-2-9b", "torch_native")]
+    for key, model, backend in cases:
+        code = _code("0.5.9", "sm100", key, backend, "fp4_e2m1")
+        ours = kv.verdict("0.5.9", "sm100", model, backend, "fp4_e2m1")
+        assert code["refused"] == ours["refused"], (key, backend, code, ours)
+        if code["refused"]:
+            assert code["class"] == "dtype" and "KV4 M" in code["message"] and ours["codes"] == ["KV301"]
+    assert _code("0.5.9", "sm100", "gemma2", "cutlass_mla", "fp4_e2m1")["refused"]
+    assert not _code("0.5.9", "sm100", "deepseek_mla", "cutlass_mla", "fp4_e2m1")["refused"]

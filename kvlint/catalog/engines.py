@@ -372,16 +372,21 @@ class BackendInfo:
         return Query(self.version, platform, gpu_cc, head_size, dtype, quantized, has_sinks,
                      block_size, self.fa_version(gpu_cc, head_size, has_sinks, quantized), aiter)
 
-    def listed_dtypes(self) -> Tuple[str, ...]:
-        """Literals on the backend's list at this release (before GPU conditions)."""
-        cached = self.__dict__.get("_listed")
+    def listed_dtypes(self, is_mla: Optional[bool] = None) -> Tuple[str, ...]:
+        """Literals on the backend's list at this release (before GPU conditions). An entry with
+        `mla` lists dtypes for models of that attention kind only (SGLang's FP4 check names its
+        backends per kind); with the kind unknown every entry counts."""
+        memo = self.__dict__.setdefault("_listed", {})  # a view of one release never changes
+        cached = memo.get(is_mla)
         if cached is not None:
             return cached
         out: List[str] = []
         for entry in self.data.get("kv_cache_dtypes") or ():
+            if is_mla is not None and entry.get("mla") is not None and entry["mla"] != is_mla:
+                continue
             if version_matches(self.version, entry.get("versions", "")):
                 out.extend(d for d in entry["dtypes"] if d not in out)
-        object.__setattr__(self, "_listed", tuple(out))  # a view of one release never changes
+        memo[is_mla] = tuple(out)
         return tuple(out)
 
     def _constraints(self) -> List[Mapping[str, Any]]:
@@ -395,11 +400,12 @@ class BackendInfo:
     def _gate_stage(self) -> str:
         return "select" if self.validated_selector else "init"
 
-    def _dtype_problems(self, q: Query, quantized_of: Mapping[str, bool]) -> List[Problem]:
+    def _dtype_problems(self, q: Query, quantized_of: Mapping[str, bool],
+                        is_mla: Optional[bool] = None) -> List[Problem]:
         probs: List[Problem] = []
         if q.dtype is None:
             return probs
-        if q.dtype not in self.listed_dtypes():
+        if q.dtype not in self.listed_dtypes(is_mla):
             probs.append(Problem("kv_dtype", self._gate_stage(), "", self.sources))
         for c in self._constraints():
             if eval_any(c.get("applies"), q) is not True:
@@ -413,21 +419,22 @@ class BackendInfo:
 
     def accepted_dtypes(self, gpu_cc: Optional[Cc] = None, head_size: Optional[int] = None,
                         platform: Optional[str] = None, *, quantized_of: Optional[Mapping[str, bool]] = None,
-                        stages: Iterable[str] = ("select", "init", "runtime")) -> Tuple[str, ...]:
+                        stages: Iterable[str] = ("select", "init", "runtime"),
+                        is_mla: Optional[bool] = None) -> Tuple[str, ...]:
         """Listed literals that pass every constraint of the given stages on this GPU."""
         memo_key = None
         if not quantized_of:
-            memo_key = (gpu_cc, head_size, platform, tuple(stages))
+            memo_key = (gpu_cc, head_size, platform, tuple(stages), is_mla)
             hit = self.__dict__.setdefault("_accepted_memo", {}).get(memo_key)
             if hit is not None:
                 return hit
         quantized_of = quantized_of or {}
         stages = set(stages)
         out = []
-        for d in self.listed_dtypes():
+        for d in self.listed_dtypes(is_mla):
             q = self._query(d, gpu_cc, head_size, None, platform, None,
                             quantized_of.get(d, guess_quantized(d)))
-            if not any(p.stage in stages for p in self._dtype_problems(q, quantized_of)):
+            if not any(p.stage in stages for p in self._dtype_problems(q, quantized_of, is_mla)):
                 out.append(d)
         if memo_key is not None:
             self.__dict__["_accepted_memo"][memo_key] = tuple(out)
@@ -562,9 +569,9 @@ class BackendInfo:
             probs.append(Problem("mla", gate_stage,
                                  f"{self.label} is {'an MLA' if self.mla else 'a non-MLA'} backend; the model is {'MLA' if is_mla else 'not MLA'}",
                                  self.sources))
-        for p in self._dtype_problems(q, {}):
+        for p in self._dtype_problems(q, {}, is_mla):
             if p.kind == "kv_dtype":
-                accepted = self.accepted_dtypes(gpu_cc, head_size, platform, stages=("select",))
+                accepted = self.accepted_dtypes(gpu_cc, head_size, platform, stages=("select",), is_mla=is_mla)
                 shown = [d for d in accepted if guess_quantized(d)] if quantized else list(accepted)
                 what = _join(shown) if shown else ("no quantized cache dtype" if quantized else "none")
                 extra = ""

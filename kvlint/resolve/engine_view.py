@@ -226,7 +226,8 @@ class EngineView:
         """One full check of the backend, split into the predicates the rules test."""
         facts = self.facts["backend"]
         cc = gpu.compute_capability if gpu else None
-        anywhere = info.accepts(literal, None, None, None, platform=platform)
+        # the model's attention kind is not a GPU fact: SGLang lists FP4 per kind (is_mla)
+        anywhere = info.accepts(literal, None, None, None, platform=platform, is_mla=is_mla)
         here = info.accepts(literal, cc, head, block, platform=platform, has_sinks=sinks,
                             per_head_scales=per_head, is_mla=is_mla, aiter=self._aiter)
 

@@ -204,6 +204,13 @@ class GgmlPlan:
     ubatch: int
     ollama_estimate: Optional[str] = None  # Ollama's own KV estimate: "dropped_scales" | "f16"
     notes: Tuple[str, ...] = ()
+    # bits per element of the K / V block's quants (the rest of the block is its scale); None for
+    # an unquantized type (catalog cache_types payload_bits)
+    k_payload_bits: Optional[int] = None
+    v_payload_bits: Optional[int] = None
+    # the bytes per element the dropped_scales estimate prices K and V at (catalog
+    # estimate_bytes_per_element: Ollama's kvCacheBytesPerElement)
+    ollama_estimate_rates: Optional[Tuple[float, float]] = None
 
 
 @dataclass(frozen=True)

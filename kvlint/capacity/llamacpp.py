@@ -24,13 +24,7 @@ from kvlint.deployment import Deployment, GgmlPlan, LayerGeometry
 
 __all__ = ["LlamaCppCache", "llamacpp_cache", "llamacpp_result", "pad", "context_cells"]
 
-# Payload bits per element of each block type; the rest of the block is its fp16 scale (and min).
-_PAYLOAD_BITS = {"q8_0": 8, "q4_0": 4, "q4_1": 4, "iq4_nl": 4, "q5_0": 5, "q5_1": 5}
-
 MiB = 1 << 20
-
-# Ollama <= v0.24 kvCacheBytesPerElement (llm/ggml.go, fs/ggml/ggml.go): no block scales.
-_OLLAMA_DROPPED_SCALES = {"q8_0": 1.0, "q4_0": 0.5, "f32": 4.0}
 
 
 def pad(n: int, to: int) -> int:
@@ -160,12 +154,14 @@ def _ollama_estimate(plan: GgmlPlan, layers: Tuple[LayerGeometry, ...], context:
         kv_min = max(1, min((layer.num_kv_heads for layer in layers), default=1))
         head = layers[0].head_dim if layers else 0
         return 2 * len(layers) * kv_min * head * context * 2, "every cache priced as f16 (PredictServerVRAM)"
-    # <= v0.24 GraphSize: ctx x (head_k + head_v) x n_head_kv x bytes per element, block scales dropped.
-    def rate(t: str) -> float:
-        return _OLLAMA_DROPPED_SCALES.get(t, 2.0)
+    # <= v0.24 GraphSize: ctx x (head_k + head_v) x n_head_kv x bytes per element, block scales
+    # dropped (the rates are the catalog's estimate_bytes_per_element, on the plan)
+    if plan.ollama_estimate_rates is None:
+        return None, None
+    rate_k, rate_v = plan.ollama_estimate_rates
     total = 0.0
     for layer in heads:
-        total += context * layer.num_kv_heads * (layer.head_dim * rate(plan.type_k) + layer.v_head_dim * rate(plan.type_v))
+        total += context * layer.num_kv_heads * (layer.head_dim * rate_k + layer.v_head_dim * rate_v)
     return int(total), "q8_0 1 B, q4_0 0.5 B per element: the block scales left out (kvCacheBytesPerElement)"
 
 
@@ -178,10 +174,9 @@ def _per_token(plan: GgmlPlan, deployment: Deployment) -> Optional[PerTokenBytes
     for layer in model.layers:
         if layer.num_kv_heads <= 0:
             continue
-        for width, name, block in ((layer.head_dim * layer.num_kv_heads, plan.type_k, plan.k_block),
-                                   (layer.v_head_dim * layer.num_kv_heads, plan.type_v, plan.v_block)):
+        for width, bits, block in ((layer.head_dim * layer.num_kv_heads, plan.k_payload_bits, plan.k_block),
+                                   (layer.v_head_dim * layer.num_kv_heads, plan.v_payload_bits, plan.v_block)):
             row = _row(width, block)
-            bits = _PAYLOAD_BITS.get(name)
             data = width * bits // 8 if bits else row
             payload += data
             scales += row - data

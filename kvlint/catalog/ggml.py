@@ -88,6 +88,7 @@ class CacheType:
     versions: str
     verified: bool = True
     sources: Sources = ()
+    payload_bits: Optional[int] = None  # a quantized block's bits per element without its scale
 
     def row_bytes(self, n: int) -> int:
         """ggml_row_size(type, n) = n / blck_size * type_size; n must be a multiple of the block."""
@@ -130,7 +131,7 @@ class GgmlCatalog:
         llama = docs.get("llama.cpp") or {}
         self.cache_types: Tuple[CacheType, ...] = tuple(
             CacheType(t["name"], int(t["block"]), int(t["bytes"]), bool(t["quantized"]), t["versions"],
-                      t.get("verified", True), _sources(t))
+                      t.get("verified", True), _sources(t), t.get("payload_bits"))
             for t in llama.get("cache_types", ()))
 
     # -- releases -------------------------------------------------------------------------------

@@ -448,7 +448,19 @@ def resolve_ggml_facts(
         padding="256" if padding == 256 else "by_fa", swa_rule=str(swa_rule),
         swa_full=bool(get(data, "serving", "swa_full", kind=bool)),
         ubatch=get(data, "serving", "ubatch_size", kind=int, lo=1) or 512,
-        ollama_estimate=estimate, notes=tuple(notes))
+        ollama_estimate=estimate, notes=tuple(notes),
+        k_payload_bits=kt.payload_bits if kt else None, v_payload_bits=vt.payload_bits if vt else None,
+        ollama_estimate_rates=_estimate_rates(osetting("estimate_bytes_per_element"), k_eff, v_eff)
+        if estimate == "dropped_scales" else None)
+
+
+def _estimate_rates(fact: Any, type_k: str, type_v: str) -> Optional[Tuple[float, float]]:
+    """Ollama's kvCacheBytesPerElement for the K and V types (catalog estimate_bytes_per_element)."""
+    table = _value(fact)
+    if not isinstance(table, dict):
+        return None
+    default = float(table.get("default", 2.0))
+    return float(table.get(type_k, default)), float(table.get(type_v, default))
 
 
 def quant_requested(name: str, cat: GgmlCatalog) -> bool:

@@ -98,21 +98,33 @@ def sglang_capacity(deployment: Deployment, pool: PoolEstimate,
         if not plans:
             continue
         full = swa = naive = 0
+        sized_full = sized_swa = 0  # what the hybrid SWA configurator divides by (FP4: see below)
         for p in plans:
             heads = deployment.kv_heads_per_gpu(p.geometry)
             tb = format_token_bytes(fmt, p.geometry, heads).total
             naive += naive_token_bytes(fmt, p.geometry, heads)
+            # HybridSWAPoolConfigurator prices a layer at Hkv x (D_k + D_v) x element size of the
+            # storage dtype, 1 for float4_e2m1fn_x2, with no FP4 halving or block scales (only
+            # mxfp8 gets its scale term): pool_configurator.py v0.5.23 L656-727, the same from 0.5.11
+            sized = tb
+            if fmt in ("sglang_fp4", "sglang_nvfp4") and not p.geometry.is_mla:
+                sized = heads * (p.geometry.head_dim + p.geometry.v_head_dim)
             if p.geometry.kind == "sliding":
                 swa += tb
+                sized_swa += sized
             else:
                 full += tb
+                sized_full += sized
         if fmt == "sglang_nvfp4" and not (has_swa and swa):
             full += nvfp4_backend_bytes(deployment, plans, notes if stage_index == 0 else [])
         cell = full + swa
         max_tokens = max(0, pool.pool_bytes) // cell if cell else 0
         if has_swa and swa and single_division:
             # pool_configurator.py HybridSWAPoolConfigurator: one division by the fractional cell
-            full_tokens = int(max(0, pool.pool_bytes) // (full + ratio * swa))
+            full_tokens = int(max(0, pool.pool_bytes) // (sized_full + ratio * sized_swa))
+            if (sized_full, sized_swa) != (full, swa) and stage_index == 0:
+                notes.append("SGLang sizes the hybrid SWA pools of an FP4 cache at one byte per element "
+                             "(its configurator has no FP4 term), so it holds fewer tokens than the memory allows")
         elif has_swa and swa:
             # set_num_token_hybrid: the token count of the one-pool division, re-split
             full_tokens = int(max_tokens * cell / (full + ratio * swa))

@@ -116,6 +116,8 @@ CASES += [
     dict(_B200, name="qwen3-32b-b200-fp4mx16", model="Qwen/Qwen3-32B", kv="fp4_mx_block16", avail_gib=116.0),
     dict(_B200, name="deepseekv3-b200-tp8-fp4mx16-flashinfer", model="deepseek-ai/DeepSeek-V3",
          kv="fp4_mx_block16", avail_gib=95.0, tp=8, backend="flashinfer"),
+    dict(_B200, name="gptoss20b-b200-fp4mx16", model="openai/gpt-oss-20b", kv="fp4_mx_block16", avail_gib=165.0),
+    dict(_B200, name="gptoss20b-b200-nvfp4", model="openai/gpt-oss-20b", kv="nvfp4", avail_gib=165.0),
     dict(_B200, name="llama8b-b200-nvfp4", model="meta-llama/Llama-3.1-8B-Instruct", kv="nvfp4", avail_gib=163.0),
     dict(_B200, name="llama8b-b200-nvfp4-trtllm", model="meta-llama/Llama-3.1-8B-Instruct", kv="nvfp4",
          avail_gib=163.0, backend="trtllm_mha"),

@@ -2,8 +2,9 @@
 
     python tools/derive/sglang_pool.py [--releases 0.5.2]
 
-For each release, in a child process with the stubs of tools/derive/sglang_stubs.py (fake H100,
-fake HF configs from the model catalog), every case in CASES runs through the release's own code:
+For each release, in a child process with the stubs of tools/derive/sglang_stubs.py (fake H100, or
+the case's `gpu`: one child per GPU; fake HF configs from the model catalog), every case in CASES
+that exists in the release runs through the release's own code:
 `ServerArgs(...)` post-init (which may disable the hybrid SWA pool, change page size or dtype),
 `ModelConfig.from_server_args`, `ModelRunner.__init__` up to `model_specific_adjustment`, then
 `ModelRunner.init_memory_pool(total_gpu_memory, max_total_tokens=...)`, stopped at the first pool

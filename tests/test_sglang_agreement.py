@@ -183,3 +183,16 @@ def test_fp4_follows_the_model_kind_lists() -> None:
             assert code["class"] == "dtype" and "KV4 M" in code["message"] and ours["codes"] == ["KV301"]
     assert _code("0.5.9", "sm100", "gemma2", "cutlass_mla", "fp4_e2m1")["refused"]
     assert not _code("0.5.9", "sm100", "deepseek_mla", "cutlass_mla", "fp4_e2m1")["refused"]
+
+
+def test_flashinfer_nvfp4_page_follows_the_trtllm_mha_decoder() -> None:
+    """0.5.23 runs an nvfp4 cache with flashinfer prefill and trtllm_mha decode
+    (handle_nvfp4_prefill_kv_dequant_dtype), and trtllm_mha's page rule makes page 1 into 64: the
+    table's page for flashinfer + nvfp4 on B200, and what kvlint's capacity plans with."""
+    kv = C.Kvlint()
+    for key, model in (("llama", "meta-llama/Llama-3.1-8B-Instruct"), ("deepseek_mla", "deepseek-ai/DeepSeek-V3")):
+        cell = _code("0.5.23", "sm100", key, "flashinfer", "nvfp4")
+        assert not cell["refused"] and cell["page"] == 64
+        assert kv.verdict("0.5.23", "sm100", model, "flashinfer", "nvfp4")["page"] == 64
+        assert _code("0.5.23", "sm100", key, "flashinfer", "fp8_e4m3")["page"] == 1
+        assert kv.verdict("0.5.23", "sm100", model, "flashinfer", "fp8_e4m3")["page"] == 1

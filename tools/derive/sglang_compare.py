@@ -50,7 +50,7 @@ GPU_IDS = {"sm80": "A100-80GB", "sm86": "A10G-24GB", "sm89": "L40S-48GB", "sm90"
 CODE_CLASS = {"KV204": "backend", "KV205": "dtype", "KV301": "dtype", "KV303": "dtype", "KV304": "dtype",
               "KV305": "gpu", "KV306": "gpu", "KV310": "page", "KV311": "model", "KV315": "model",
               "KV316": "no backend", "KV302": "scales", "KV308": "scales", "KV312": "feature",
-              "KV319": "flag", "KV323": "gpu", "KV324": "model"}
+              "KV319": "flag", "KV323": "gpu", "KV324": "model", "KV342": "dtype"}
 
 
 def code_class(error: Dict[str, Any]) -> str:
@@ -291,6 +291,13 @@ _RUNTIME = {
 }
 
 
+_FP4 = ("fp4_e2m1", "fp4_mx_block16", "nvfp4")
+_FP4_OFF_CUDA = ("open: SGLang refuses an FP4 cache off CUDA before any backend check ('KV4 is not tested on "
+                 "non-CUDA platforms': server_args.py v0.5.9 _handle_kv4_compatibility L2053, arg_groups/"
+                 "kv_cache_hook.py v0.5.23 handle_kv4_compatibility L318), and kvlint accepts it; the FP4 dtype "
+                 "entries of rules/catalog/engines/sglang.yaml `dtypes:` need platforms: [cuda], which the dtype "
+                 "GPU gate then reports as KV323")
+
 # fp8_e5m2 on the two MLA kernels: the argument stage has no dtype check for them; the kernels read
 # E4M3 (or 16-bit) only, so the first decode fails. Read in the kernels SGLang calls.
 _E5M2_MLA = {
@@ -335,6 +342,11 @@ def default_reason(key: Tuple[str, ...]) -> str:
     """The reason a newly found disagreement starts with: a derivation limit only where the
     evidence is general (named here); everything else is open."""
     kind, rest = key[0], key[1:]
+    if kind == "reason" and rest[-2] == "code: gpu" and "KV301" in rest[-1] and rest[1] in _FP4:
+        return _FP4_OFF_CUDA.replace("kvlint accepts it", "kvlint names the backend's dtype list (KV301)")
+    if kind == "verdict" and rest[1] in _FP4 and rest[-2] == "code: refused (gpu)" and rest[-1] == "kvlint: accepted" \
+            and rest[3] == "gfx942":
+        return _FP4_OFF_CUDA
     if kind == "verdict" and rest[-2] == "code: accepted" and rest[-1].startswith("kvlint: refused ("):
         backend, gpu_or_platform = rest[0], rest[3]
         codes = rest[-1][len("kvlint: refused ("):-1].split(", ")
@@ -362,6 +374,15 @@ def default_reason(key: Tuple[str, ...]) -> str:
                 "catalog entry used for it is the one for the kind the backend serves")
     if kind == "reason" and rest[-2] == "code: gpu" and "KV301" in rest[-1]:
         return "open: both refuse; the release checks the GPU first, kvlint names the dtype"
+    if kind == "kv_dtype" and rest[0] == "tokenspeed_mla":
+        return ("open: 0.5.23 renames tokenspeed_mla to cutedsl_mla and sets kv_cache_dtype fp8_e4m3 whatever was "
+                "given (arg_groups/serving_hook.py handle_deprecated_args L303-337; the catalog's rewrite "
+                "tokenspeed-mla-is-cutedsl-mla says so and KV325 warns), but kvlint's capacity still plans with "
+                "the dtype written")
+    if kind == "verdict" and rest[0] == "auto" and rest[1] == "nvfp4" and rest[-1] == "kvlint: refused (KV301)":
+        return ("open: 0.5.23 with nvfp4 sets prefill flashinfer / decode trtllm_mha before auto picks triton for "
+                "an MLA model on SM120 (arg_groups/kv_cache_hook.py handle_nvfp4_prefill_kv_dequant_dtype L34-93), "
+                "so triton never runs the cache; kvlint checks nvfp4 against triton, which lacks it")
     if kind == "verdict" and rest[0] in ("fa4", "auto") and rest[1] in ("fp8_e4m3", "fp8_e5m2") and "KV301" in rest[-1]:
         return ("derivation limit: the argument stage takes fp8 for fa4, but FA4 has no fp8 kernel: q stays "
                 "bf16 (layers/attention/flashattention_backend.py v0.5.9 L782-786) and FA4 asserts 'inputs "
@@ -388,8 +409,8 @@ def update_known(found: Dict[Tuple[str, ...], Dict[str, Any]], path: Path = KNOW
         e = found[k]
         text = key_text(k)
         reason = old.get(text) if old.get(text) not in (None, "", OPEN) else default_reason(k)
-        if reason.startswith("open") and default_reason(k).startswith("derivation limit"):
-            reason = default_reason(k)  # the evidence was found since
+        if reason.startswith("open") and default_reason(k) != OPEN:
+            reason = default_reason(k)  # evidence found since, or a more precise account
         entries.append({"key": text, "releases": ", ".join(sorted(e["releases"], key=vkey)), "cells": e["cells"],
                         "example": e["example"], "reason": reason})
     body = yaml.safe_dump({"disagreements": entries}, sort_keys=False, width=110, allow_unicode=True)

@@ -62,10 +62,11 @@ def test_probe_table_is_the_release_the_code_comment_cites():
 
 
 @pytest.mark.parametrize("model", ["meta-llama/Llama-4-Scout-17B-16E-Instruct", "meta-llama/Llama-3.1-8B-Instruct",
-                                   "Qwen/Qwen3-8B"])
+                                   "Qwen/Qwen3-8B", "deepseek-ai/DeepSeek-V3"])
 def test_rope_cache_is_what_vllms_get_rope_builds(tmp_path, model):
-    """One RoPE module of max_position_embeddings x head_dim in the model dtype: kvlint's term is
-    the byte count vLLM's code gives, on every tensor-parallel rank (the cache is not split)."""
+    """One RoPE module of max_position_embeddings x head_dim in the model dtype (MLA: the rope part
+    of the latent, qk_rope_head_dim): kvlint's term is the byte count vLLM's code gives, on every
+    tensor-parallel rank (the cache is not split)."""
     vllm_bytes = PROBE["cases"][model]["bytes"]
     for tp in (1, 4):
         entry = _engine(tmp_path, model, tp)

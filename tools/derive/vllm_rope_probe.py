@@ -51,6 +51,13 @@ CASES = {
         "https://huggingface.co/google/gemma-3-12b-it/blob/main/config.json text_config",
         {"dtype": "bfloat16", "head_size": 256, "max_position": 131072, "is_neox_style": True,
          "rope_parameters": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0}}),
+    "deepseek-ai/DeepSeek-V3": (
+        "vllm/model_executor/models/deepseek_v2.py DeepseekV2MLAAttention.__init__ (qk_rope_head_dim; yarn -> deepseek_yarn)",
+        "https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json",
+        {"dtype": "bfloat16", "head_size": 64, "max_position": 163840, "is_neox_style": False,
+         "rope_parameters": {"rope_type": "deepseek_yarn", "rope_theta": 10000, "factor": 40,
+                             "original_max_position_embeddings": 4096, "beta_fast": 32, "beta_slow": 1,
+                             "mscale": 1.0, "mscale_all_dim": 1.0}}),
     "openai/gpt-oss-20b": (
         "vllm/model_executor/models/gpt_oss.py OAIAttention.__init__ (dtype=torch.float32, rope_type yarn)",
         "https://huggingface.co/openai/gpt-oss-20b/blob/main/config.json",

@@ -58,10 +58,10 @@ serving:
 """
 
 
-def _engine(tmp_path: Path, value: Optional[str], version: str = "0.10.1.1") -> Dict[str, Any]:
+def _engine(tmp_path: Path, value: Optional[str], version: str = "0.10.1.1", vocab: int = VOCAB) -> Dict[str, Any]:
     env = "" if value is None else f"  env: {{VLLM_USE_FLASHINFER_SAMPLER: {json.dumps(value)}}}\n"
-    path = tmp_path / f"d-{version}-{value}.yaml"
-    path.write_text(MANIFEST.format(version=version, env=env, vocab=VOCAB))
+    path = tmp_path / f"d-{version}-{value}-{vocab}.yaml"
+    path.write_text(MANIFEST.format(version=version, env=env, vocab=vocab))
     result = CliRunner().invoke(main, ["capacity", "--format", "json", str(path)])
     assert result.exit_code in (0, 1), result.output
     return json.loads(result.output)[0]["engine"]
@@ -121,3 +121,19 @@ def test_with_the_path_each_log_prints_the_pool_is_within_three_percent():
         logged = doc["logged"]["pool_gib"] * GiB
         assert abs(engine["pool_bytes_per_gpu"] - logged) / logged < 0.03, (name, engine["pool_bytes_per_gpu"] / GiB)
         assert engine["band"]["pool_low_bytes"] <= logged <= engine["band"]["pool_high_bytes"], name
+
+
+def test_triton_top_k_top_p_releases_hold_fourteen_bytes_per_logit(tmp_path):
+    """0.18.0 and 0.19.0 sample the warm-up in place (apply_top_k_top_p_triton from 8 requests,
+    topk_topp_sampler.py L251-252): the model-dtype logits, their fp32 copy, the probabilities and
+    random_sample's draws, 2 + 4 + 4 + 4 B per logit. 0.17.1 still sorts by default (FlashInfer is
+    opt-in from 0.11.1) and is not catalogued: the flat estimate, no sampler sentence."""
+    sampler = (2 + 4 + 4 + 4) * REQUESTS * VOCAB
+    for version in ("0.18.0", "0.19.0"):
+        engine = _engine(tmp_path, None, version)
+        assert 0 < engine["pool_terms"]["activation"] - sampler < 0.3 * GiB, version
+    # 0.17.1: the activation does not follow the vocabulary (no sampler term)
+    assert (_engine(tmp_path, None, "0.17.1")["pool_terms"]["activation"]
+            == _engine(tmp_path, None, "0.17.1", vocab=2 * VOCAB)["pool_terms"]["activation"])
+    assert (_engine(tmp_path, None, "0.18.0", vocab=2 * VOCAB)["pool_terms"]["activation"]
+            - _engine(tmp_path, None, "0.18.0")["pool_terms"]["activation"]) == sampler

@@ -196,3 +196,23 @@ def test_flashinfer_nvfp4_page_follows_the_trtllm_mha_decoder() -> None:
         assert kv.verdict("0.5.23", "sm100", model, "flashinfer", "nvfp4")["page"] == 64
         assert _code("0.5.23", "sm100", key, "flashinfer", "fp8_e4m3")["page"] == 1
         assert kv.verdict("0.5.23", "sm100", model, "flashinfer", "fp8_e4m3")["page"] == 1
+
+
+def test_fp4_off_cuda_and_nvfp4_off_blackwell_are_gpu_refusals() -> None:
+    """SGLang refuses an FP4 cache off CUDA before any backend check ('KV4 is not tested on non-CUDA
+    platforms', 0.5.9 and 0.5.23) and nvfp4 off SM100/SM120 ('--kv-cache-dtype=nvfp4 requires
+    Blackwell SM100 or SM120'): the table's class is the GPU for triton on MI300X and for auto on an
+    A100, and kvlint's reason is the GPU too (KV323), not the backend's dtype list."""
+    kv = C.Kvlint()
+    for version, dtype in (("0.5.9", "fp4_e2m1"), ("0.5.23", "fp4_mx_block16")):
+        cell = _code(version, "gfx942", "llama", "triton", dtype)
+        assert cell["refused"] and cell["class"] == "gpu" and "non-CUDA" in cell["message"]
+        ours = kv.verdict(version, "gfx942", "meta-llama/Llama-3.1-8B-Instruct", "triton", dtype)
+        assert ours["refused"] and "gpu" in ours["classes"], ours
+        # on a CUDA GPU triton takes it (0.5.9 A100; the table accepts)
+        assert not _code(version, "sm80", "llama", "triton", dtype)["refused"]
+        assert not kv.verdict(version, "sm80", "meta-llama/Llama-3.1-8B-Instruct", "triton", dtype)["refused"]
+    cell = _code("0.5.23", "sm80", "deepseek_mla", "auto", "nvfp4")
+    assert cell["refused"] and cell["class"] == "gpu"
+    ours = kv.verdict("0.5.23", "sm80", "deepseek-ai/DeepSeek-V3", "auto", "nvfp4")
+    assert "gpu" in ours["classes"], ours

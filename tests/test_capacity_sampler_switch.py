@@ -124,16 +124,17 @@ def test_with_the_path_each_log_prints_the_pool_is_within_three_percent():
 
 
 def test_triton_top_k_top_p_releases_hold_fourteen_bytes_per_logit(tmp_path):
-    """0.18.0 and 0.19.0 sample the warm-up in place (apply_top_k_top_p_triton from 8 requests,
+    """0.18.0, 0.19.0 and 0.20.x sample the warm-up in place (apply_top_k_top_p_triton from 8 requests,
     topk_topp_sampler.py L251-252): the model-dtype logits, their fp32 copy, the probabilities and
     random_sample's draws, 2 + 4 + 4 + 4 B per logit. 0.17.1 still sorts by default (FlashInfer is
     opt-in from 0.11.1) and is not catalogued: the flat estimate, no sampler sentence."""
     sampler = (2 + 4 + 4 + 4) * REQUESTS * VOCAB
-    for version in ("0.18.0", "0.19.0"):
+    for version in ("0.18.0", "0.19.0", "0.20.2"):
         engine = _engine(tmp_path, None, version)
         assert 0 < engine["pool_terms"]["activation"] - sampler < 0.3 * GiB, version
-    # 0.17.1: the activation does not follow the vocabulary (no sampler term)
-    assert (_engine(tmp_path, None, "0.17.1")["pool_terms"]["activation"]
-            == _engine(tmp_path, None, "0.17.1", vocab=2 * VOCAB)["pool_terms"]["activation"])
+    # 0.17.1 and 0.21.0: the activation does not follow the vocabulary (no sampler term)
+    for version in ("0.17.1", "0.21.0"):
+        assert (_engine(tmp_path, None, version)["pool_terms"]["activation"]
+                == _engine(tmp_path, None, version, vocab=2 * VOCAB)["pool_terms"]["activation"]), version
     assert (_engine(tmp_path, None, "0.18.0", vocab=2 * VOCAB)["pool_terms"]["activation"]
             - _engine(tmp_path, None, "0.18.0")["pool_terms"]["activation"]) == sampler

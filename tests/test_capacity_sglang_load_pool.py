@@ -57,3 +57,27 @@ def test_a_checkpoint_of_another_size_keeps_params_x_dtype(tmp_path):
     entry = _capacity(tmp_path, dtype="int4")
     assert entry["engine"]["pool_terms"]["weights"] == -(-32_763_876_352 // 2 // 4)
     assert any("not that of a dense Qwen2/Llama-style 16-bit model" in a for a in entry["assumptions"])
+
+
+def test_the_widths_come_from_config_json_too(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the config must lie inside the project kvlint reads from
+    # model.config: config.json's hidden_size / intermediate_size reach the term (vocab_size from
+    # model.geometry, which overrides the config's geometry field by field)
+    config = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 5120,
+              "intermediate_size": 27648, "num_hidden_layers": 64, "num_attention_heads": 40,
+              "num_key_value_heads": 8, "max_position_embeddings": 131072, "vocab_size": 152064,
+              "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    path = tmp_path / "qwq.yaml"
+    path.write_text(QWQ_MANIFEST.replace(
+        "  geometry: {{num_layers: 64, num_attention_heads: 40, num_kv_heads: 8, head_dim: 128,\n"
+        "             max_position_embeddings: 131072, vocab_size: 152064{dims}}}\n",
+        "  config: config.json\n  geometry: {{vocab_size: 152064}}\n").format(params=32_763_876_352, dtype="bf16"))
+    result = CliRunner().invoke(main, ["capacity", "--format", "json", str(path)])
+    assert result.exit_code in (0, 1), result.output
+    weights = json.loads(result.output)[0]["engine"]["pool_terms"]["weights"]
+    assert abs(weights / GiB - 15.54) <= 0.005

@@ -109,11 +109,14 @@ def test_distributed_init_counts_before_011_only(tmp_path):
 
 
 def test_older_releases_than_those_read_get_neither_term(tmp_path):
-    # 0.8.5 was not read: no pre-0.11 fact, and not the 0.11.0 stand-in's either
+    # 0.8.5 was not read: no pre-0.11 fact, and not the 0.11.0 stand-in's either (0.11.0 has its
+    # own sampler warm-up, topk_topp_sampler.py v0.11.0 L39-64 / L183)
     old = _engine(tmp_path, "0.8.5")
-    new = _engine(tmp_path, "0.11.0")
-    assert old["pool_terms"] == new["pool_terms"]
+    assert old["pool_terms"] == _engine(tmp_path, "0.8.5", vocab=False)["pool_terms"]
     assert "FlashInfer" not in " ".join(old["band"]["terms"])
+    new = _engine(tmp_path, "0.11.0")
+    assert new["pool_terms"]["activation"] - old["pool_terms"]["activation"] > 38 * 1024 * VOCAB - 2.25 * GiB
+    assert old["pool_terms"]["non_torch"] == new["pool_terms"]["non_torch"]  # no distributed-init term
 
 
 def test_off_sm90_the_distributed_init_widens_the_band_only(tmp_path):

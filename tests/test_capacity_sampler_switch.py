@@ -67,7 +67,7 @@ def _engine(tmp_path: Path, value: Optional[str], version: str = "0.10.1.1", voc
     return json.loads(result.output)[0]["engine"]
 
 
-@pytest.mark.parametrize("version", ["0.9.2", "0.10.1.1", "0.10.2"])
+@pytest.mark.parametrize("version", ["0.9.2", "0.10.1.1", "0.10.2", "0.11.0"])
 def test_the_switch_picks_the_path_the_code_takes(tmp_path, version):
     unset, off, on = (_engine(tmp_path, v, version) for v in (None, "0", "1"))
     sort_minus_flashinfer = (38 - 14) * REQUESTS * VOCAB
@@ -83,6 +83,20 @@ def test_the_switch_picks_the_path_the_code_takes(tmp_path, version):
     # =1: FlashInfer, with the band reaching down to the sort (vLLM's fallback without flashinfer)
     assert "falls back to PyTorch's sort" in on_terms
     assert on["band"]["pool_low_bytes"] == unset["band"]["pool_low_bytes"]
+
+
+@pytest.mark.parametrize("version", ["0.11.1", "0.14.1", "0.17.1"])
+def test_from_0111_flashinfer_is_opt_in_and_unset_means_the_sort(tmp_path, version):
+    """0.11.1-0.17 install flashinfer-python (Requires-Dist) but take its sampler only with
+    VLLM_USE_FLASHINFER_SAMPLER=1 (TopKTopPSampler.__init__, v0.11.1 L34-47); apply_top_k_top_p
+    sorts (no triton path before 0.18). Unset or =0: the sort, exactly, no band term."""
+    unset, off, on = (_engine(tmp_path, v, version) for v in (None, "0", "1"))
+    assert unset["pool_terms"] == off["pool_terms"]
+    sort, flashinfer = 38 * REQUESTS * VOCAB, 14 * REQUESTS * VOCAB
+    assert 0 < unset["pool_terms"]["activation"] - sort < 0.3 * GiB
+    assert unset["pool_terms"]["activation"] - on["pool_terms"]["activation"] == sort - flashinfer
+    assert "FlashInfer" not in " ".join(unset["band"]["terms"])
+    assert "falls back to PyTorch's sort" in " ".join(on["band"]["terms"])
 
 
 def test_a_value_vllm_cannot_parse_is_not_read_as_either_path(tmp_path):
@@ -126,14 +140,14 @@ def test_with_the_path_each_log_prints_the_pool_is_within_three_percent():
 def test_triton_top_k_top_p_releases_hold_fourteen_bytes_per_logit(tmp_path):
     """0.18.0, 0.19.0 and 0.20.x sample the warm-up in place (apply_top_k_top_p_triton from 8 requests,
     topk_topp_sampler.py L251-252): the model-dtype logits, their fp32 copy, the probabilities and
-    random_sample's draws, 2 + 4 + 4 + 4 B per logit. 0.17.1 still sorts by default (FlashInfer is
-    opt-in from 0.11.1) and is not catalogued: the flat estimate, no sampler sentence."""
+    random_sample's draws, 2 + 4 + 4 + 4 B per logit. 0.21 (a second warm-up call) is not
+    catalogued: the flat estimate."""
     sampler = (2 + 4 + 4 + 4) * REQUESTS * VOCAB
     for version in ("0.18.0", "0.19.0", "0.20.2"):
         engine = _engine(tmp_path, None, version)
         assert 0 < engine["pool_terms"]["activation"] - sampler < 0.3 * GiB, version
-    # 0.17.1 and 0.21.0: the activation does not follow the vocabulary (no sampler term)
-    for version in ("0.17.1", "0.21.0"):
+    # 0.21.0: the activation does not follow the vocabulary (no sampler term)
+    for version in ("0.21.0",):
         assert (_engine(tmp_path, None, version)["pool_terms"]["activation"]
                 == _engine(tmp_path, None, version, vocab=2 * VOCAB)["pool_terms"]["activation"]), version
     assert (_engine(tmp_path, None, "0.18.0", vocab=2 * VOCAB)["pool_terms"]["activation"]

@@ -362,8 +362,8 @@ def _vllm_activation(deployment: Deployment, mnbt: int) -> Tuple[int, str, Optio
                 lost = max(VLLM_ACTIVATION_FLOOR, unfavourable * requests * vocab + VLLM_SAMPLER_RESIDUAL) - activation
                 band = (-float(lost), 0.0, (
                     f"{warmup['flashinfer_env']}=1 takes FlashInfer's sampler ({per_logit} B per logit) where "
-                    f"flashinfer is installed; without it vLLM falls back to PyTorch's sort ({unfavourable} B per "
-                    f"logit, pool -{lost / GiB:.2f} GiB)"))
+                    f"flashinfer is installed and supports the GPU; otherwise vLLM falls back to PyTorch's sort "
+                    f"({unfavourable} B per logit, pool -{lost / GiB:.2f} GiB)"))
             path = ""
             if switch is True:
                 path = f"; {warmup['flashinfer_env']}=1 asks for FlashInfer's sampler"
@@ -381,7 +381,8 @@ def _sampler_switch(deployment: Deployment, name: Optional[str]) -> Optional[boo
     """The release's FlashInfer-sampler switch as vLLM reads it (envs.py: bool(int(value)) when
     set, None when unset): False keeps PyTorch's sort even with flashinfer installed, True asks for
     FlashInfer (used where it is installed; TopKTopPSampler.__init__, topk_topp_sampler.py L33-57
-    v0.9.2, L34-59 v0.10.1.1, L42-67 v0.10.2). None when unset, not an integer, or not catalogued."""
+    v0.9.2, L34-59 v0.10.1.1, L42-67 v0.10.2, L39-64 v0.11.0; from v0.11.1, L34-47, only True
+    selects it). None when unset, not an integer, or not catalogued."""
     raw = _env(deployment, name) if name else None
     if raw is None:
         return None

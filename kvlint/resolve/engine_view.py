@@ -17,7 +17,7 @@ from kvlint.catalog.engines import guess_quantized
 from kvlint.catalog.selection import predict_backend
 from kvlint.resolve.fields import get
 from kvlint.resolve.mla_block import ForcedBlock, forced_block
-from kvlint.resolve.remedy import RemedySearch, Setup
+from kvlint.resolve.remedy import RemedySearch, Setup, Suggestion
 
 
 
@@ -272,22 +272,33 @@ class EngineView:
         """A cache dtype the release refuses on this GPU whatever the backend (the catalog dtype's
         `requires` / `platforms`, e.g. SGLang 0.5.23 mxfp8 only on Blackwell): the backend cannot
         run it here (KV323). The remedy is another GPU, or a cache dtype this backend accepts here;
-        pinning another backend would not help."""
+        pinning another backend would not help. SGLang only: its tables show the dtype checks run
+        before any backend's (arg_groups/pipeline.py v0.5.23); vLLM's dtype gates (fp8_inc on HPU)
+        stay with its backends, as its derived tables are compared."""
         dtype = self.release.dtype(literal) if self.release is not None else None
-        if dtype is None or not (dtype.requires or dtype.platforms):
+        if self.engine != "sglang" or dtype is None or not (dtype.requires or dtype.platforms):
             return
         verdict = self.release.check_dtype(literal, cc, platform)
         if verdict.ok:
             return
         facts = self.facts["backend"]
+        backend_runs_here = facts.get("cc_ok") is not False
         facts["cc_ok"] = False
         facts["cc_reason"] = _sentence("; ".join(r for r in (facts.get("cc_reason"), verdict.reason) if r))
-        # another quantized dtype this backend takes here, FP8 before the 4-bit ones
-        here = sorted(info.accepted_dtypes(cc, head, platform), key=lambda d: not d.startswith("fp8"))
-        other = next((d for d in here if d != literal and guess_quantized(d)
-                      and self.release.dtype(d) is not None and self.release.check_dtype(d, cc, platform).ok), None)
+        # Another backend does not help (the dtype is refused on this GPU): drop such suggestions.
+        remedies = self.facts.setdefault("remedies", [])
+        remedies[:] = [r for r in remedies if r.get("problem") != "compute_capability"]
+        other = None
+        if backend_runs_here:  # another quantized dtype this backend takes here, FP8 before 4-bit
+            here = sorted(info.accepted_dtypes(cc, head, platform), key=lambda d: not d.startswith("fp8"))
+            other = next((d for d in here if d != literal and guess_quantized(d) and self.release.dtype(d) is not None
+                          and self.release.dtype(d).format is not None  # a dtype kvlint models (no KV205)
+                          and self.release.check_dtype(d, cc, platform).ok), None)
+        if other:
+            remedies.append(Suggestion("compute_capability", "dtype", dtype=other).fact())
         facts["cc_remedy"] = (f"; run it on a GPU the release takes {literal} on"
                               + (f", or use kv_cache.dtype {other}, which {info.name} accepts here" if other else ""))
+
     def _switch(self, info, literal, gpu, head, platform) -> None:
         """KV325: the release switches this backend to another one on its own for this cache dtype
         (the catalog's `rewrites` that set attention_backend, e.g. SGLang fa3 + fp8_e5m2 -> triton

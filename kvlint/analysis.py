@@ -187,6 +187,7 @@ def capacity_facts(capacity, facts: Dict[str, Any], data: Dict[str, Any], defaul
         token_ends = tuple(int(c * max_len) for c in conc_ends)
         out["effective_tokens"] = tokens
         out["logged_tokens_differ"] = tokens != out["kv_cache_tokens"]
+    _gate_pool(out, engine, band, facts, uncertain)
     if band is not None:
         out["band"] = {
             "pool_low_gib": round(band.pool_low / 2**30, 2),
@@ -244,6 +245,43 @@ def capacity_facts(capacity, facts: Dict[str, Any], data: Dict[str, Any], defaul
     out["below_targets"] = below
     out["uncertain_targets"] = uncertain
     return out
+
+
+def _band_note(band: Any) -> str:
+    """What a KV60x message adds when its verdict holds across the estimated pool's whole band."""
+    return (f" even at the favourable end of the estimated pool (set {band.removed_by} to remove "
+            "the band)") if band is not None else ""
+
+
+def _gate_pool(out: Dict[str, Any], engine: Any, band: Any, facts: Dict[str, Any],
+               uncertain: List[Dict[str, Any]]) -> None:
+    """KV606 (no pool) and KV603 (one sequence does not fit) on the band as KV601 reads it: an error
+    only when even the favourable end fails, an uncertain item (KV610) when the two ends disagree.
+    Without a band both ends are the central figure. KV603 defers to KV606, as without a band."""
+    if engine is None:
+        return
+    if band is None:
+        fits = (engine.fits_one_sequence, engine.fits_one_sequence)
+        pool_ends, token_ends = (engine.pool_bytes_per_gpu,) * 2, (engine.kv_cache_tokens,) * 2
+    else:
+        fits = (band.fits_low, band.fits_high)
+        pool_ends, token_ends = (band.pool_low, band.pool_high), (band.tokens_low, band.tokens_high)
+    terms = "; ".join(band.terms) if band is not None else ""
+    removed_by = band.removed_by if band is not None else ""
+    serving = facts.get("serving") or {}
+    if pool_ends[1] <= 0:
+        out["no_pool"] = {"pool_gib": round(pool_ends[1] / 2**30, 2), "band_note": _band_note(band)}
+    elif fits[1] is False:
+        out["sequence_does_not_fit"] = {"pool_gib": round(pool_ends[1] / 2**30, 2),
+                                        "tokens": token_ends[1], "band_note": _band_note(band)}
+    elif pool_ends[0] <= 0:
+        uncertain.append({"target": "pool", "pointer": "/hardware/gpu", "want": "0",
+                          "low": f"{pool_ends[0] / 2**30:.2f}", "high": f"{pool_ends[1] / 2**30:.2f}",
+                          "terms": terms, "removed_by": removed_by})
+    elif fits[0] is False and serving.get("max_model_len_pointer"):
+        uncertain.append({"target": "max_model_len", "pointer": serving["max_model_len_pointer"],
+                          "want": f"{engine.max_model_len:,}", "low": f"{token_ends[0]:,}",
+                          "high": f"{token_ends[1]:,}", "terms": terms, "removed_by": removed_by})
 
 
 def rule_finding(rule: Any, message: str, pointer: str, document: Document, prefer_key: bool = False) -> Finding:

@@ -72,7 +72,8 @@ def _engine(deployment: Deployment, notes: List[str]) -> Optional[EngineCapacity
         pool_low=pool.band.low, pool_high=pool.band.high,
         tokens_low=low.kv_cache_tokens, tokens_high=high.kv_cache_tokens,
         concurrency_low=low.max_concurrency, concurrency_high=high.max_concurrency,
-        terms=pool.band.terms, sized_low=pool.band.sized_low, sized_high=pool.band.sized_high)
+        terms=pool.band.terms, sized_low=pool.band.sized_low, sized_high=pool.band.sized_high,
+        fits_low=low.fits_one_sequence, fits_high=high.fits_one_sequence)
     notes.append(
         f"the pool is estimated: {pool.band.low / GiB:.2f}..{pool.band.high / GiB:.2f} GiB per GPU "
         f"({low.kv_cache_tokens:,}..{high.kv_cache_tokens:,} tokens) from "

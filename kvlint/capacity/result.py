@@ -55,6 +55,9 @@ class CapacityBand:
     # that count it), not from the fit split's error ranges
     sized_low: int = 0
     sized_high: int = 0
+    # whether one max_model_len sequence fits at each end (None when the engine cannot say)
+    fits_low: Optional[bool] = None
+    fits_high: Optional[bool] = None
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -67,6 +70,8 @@ class CapacityBand:
             "terms": list(self.terms),
             "removed_by": self.removed_by,
             "pool_sized_terms_bytes": [self.sized_low, self.sized_high],
+            "fits_one_sequence_low": self.fits_low,
+            "fits_one_sequence_high": self.fits_high,
         }
 
 

@@ -89,7 +89,11 @@ def test_org_catalog_facts_reach_the_capacity(org):
 
     non_kv = int(int(2.25 * 2**30) * 2048 / 8192) + int(0.25 * 2**30)
     assert doc["engine"]["pool_terms"]["non_kv"] == non_kv
-    assert doc["engine"]["pool_bytes_per_gpu"] == math.ceil(memory * 0.9) - 2 * 8030261248 - non_kv
+    # vLLM loads the rotary cos/sin cache with the weights: max_position_embeddings 131,072 x
+    # head_dim 128 x 2 B from the org model entry (rotary_embedding/base.py, v0.19.0)
+    rope = 131072 * 128 * 2
+    assert doc["engine"]["pool_terms"]["rope_cache"] == rope
+    assert doc["engine"]["pool_bytes_per_gpu"] == math.ceil(memory * 0.9) - 2 * 8030261248 - rope - non_kv
     # the org model's geometry: 32 layers x 8 KV heads x 128 x (K+V) at 1 byte (fp8)
     assert doc["per_token"]["payload_bytes"] == 32 * 8 * 128 * 2
     assert doc["engine"]["max_concurrency"] > 0

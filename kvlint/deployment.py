@@ -241,6 +241,8 @@ class Deployment:
     # Engine knobs the capacity model needs, with their effective values.
     disable_hybrid_kv_cache_manager: bool = False
     max_total_tokens: Optional[int] = None  # SGLang --max-total-tokens: caps the pool's tokens
+    swa_full_tokens_ratio: Optional[float] = None  # SGLang --swa-full-tokens-ratio; None = its 0.8
+    disable_hybrid_swa_memory: bool = False  # SGLang --disable-hybrid-swa-memory
     chunked_prefill_size: Optional[int] = None  # SGLang --chunked-prefill-size; None = its tier default
     # vLLM --kv-transfer-config's kv_connector (engine.options.kv_transfer_config), e.g. LMCacheConnectorV1
     kv_connector: Optional[str] = None

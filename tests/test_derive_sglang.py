@@ -132,7 +132,7 @@ def test_kvlint_matches_sglang_0_5_2_pool(case):
                      kv_cache_memory=pool_bytes, block_size=case["server_args"]["page_size"],
                      max_model_len=4096)
     # --max-total-tokens caps the pool (model_runner.py init_memory_pool): serving.max_total_tokens
-    dep = replace(dep, max_total_tokens=inp.get("max_total_tokens"))
+    dep = replace(dep, max_total_tokens=inp.get("max_total_tokens"), **_swa_switches(inp))
     e = compute(dep).engine
     assert e.groups[0].bytes_per_token == prof["cell_size"]  # same cell size as SGLang
     assert e.kv_cache_tokens == got["max_total_num_tokens"]
@@ -159,11 +159,35 @@ def test_kvlint_matches_sglang_0_5_23_pool(case):
     dep = deployment(GEOMETRY[inp["model"]](), fmt, engine="sglang", version="0.5.23", tp=inp["tp"],
                      kv_cache_memory=pool_bytes, block_size=case["server_args"]["page_size"],
                      max_model_len=4096, gpu=POOL_GPUS[inp.get("gpu", "sm90")], kv_dtype=inp["kv"])
-    dep = replace(dep, max_total_tokens=inp.get("max_total_tokens"), requested_backend=inp.get("backend") or "auto")
+    dep = replace(dep, max_total_tokens=inp.get("max_total_tokens"), requested_backend=inp.get("backend") or "auto",
+                  **_swa_switches(inp))
     e = compute(dep).engine
     if not case["is_hybrid_swa"]:
         assert e.groups[0].bytes_per_token == got["cell_size"]  # same cell size as SGLang
     assert e.kv_cache_tokens == got["max_total_num_tokens"]
+    # the sliding-window pool: none when SGLang has no hybrid pool, else ratio x the full pool's tokens
+    assert e.swa_pool_tokens == (got["swa_max_total_num_tokens"] if case["is_hybrid_swa"] else None)
+
+
+def _swa_switches(inp):
+    """--swa-full-tokens-ratio and --disable-hybrid-swa-memory of a pool case, as the manifest's
+    serving.swa_full_tokens_ratio and serving.disable_hybrid_swa_memory reach the Deployment."""
+    return {"swa_full_tokens_ratio": inp.get("swa_full_tokens_ratio"),
+            "disable_hybrid_swa_memory": bool(inp.get("disable_hybrid_swa_memory"))}
+
+
+def test_swa_switch_cases_change_sglangs_pool():
+    """The switch cases are not vacuous: in 0.5.23 each ratio moves SGLang's own full-pool token
+    count away from the same model's default-ratio case, and disabling the hybrid pool gives
+    the one-pool count; in 0.5.2, which turns gpt-oss's hybrid pool off itself, neither changes it."""
+    for release, moves in (("0.5.23", True), ("0.5.2", False)):
+        cases = {c["input"]["name"]: c for c in json.loads((POOL / f"{release}.json").read_text())["cases"]}
+        for name, base in (("gptoss20b-h100-bf16-swa05", "gptoss20b-h100-bf16"),
+                           ("gptoss20b-h100-bf16-noswa", "gptoss20b-h100-bf16"),
+                           ("gptoss20b-h100-fp8-swa1", "gptoss20b-h100-fp8")):
+            changed = (cases[name]["sglang"]["max_total_num_tokens"]
+                       != cases[base]["sglang"]["max_total_num_tokens"])
+            assert changed is moves, (release, name)
 
 
 def test_sglang_0_5_23_pool_data_is_sglangs_own_arithmetic():

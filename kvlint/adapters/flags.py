@@ -191,6 +191,15 @@ _MAPPED: Dict[str, Dict[str, Dict[str, Any]]] = {
         "--max-total-tokens": {
             "dest": "max_total_tokens", "field": "/serving/max_total_tokens", "type": "int", "source": f"{_S}#L3157",
         },
+        # the hybrid sliding-window pool (HybridSWAPoolConfigurator / set_num_token_hybrid)
+        "--swa-full-tokens-ratio": {
+            "dest": "swa_full_tokens_ratio", "field": "/serving/swa_full_tokens_ratio", "type": "float",
+            "source": f"{_S}#L3244",
+        },
+        "--disable-hybrid-swa-memory": {
+            "dest": "disable_hybrid_swa_memory", "field": "/serving/disable_hybrid_swa_memory", "type": "bool",
+            "source": f"{_S}#L3251",
+        },
         "--page-size": {"dest": "page_size", "field": "/kv_cache/block_size", "type": "int", "source": f"{_S}#L3233"},
         "--context-length": {
             # 0.5.23 accepts human-readable integers (fields/model.py); earlier releases plain int

@@ -98,6 +98,8 @@ class EngineCapacity:
     band: Optional[CapacityBand] = None  # None when the pool is given, not estimated
     fraction: Optional[float] = None  # the memory fraction the pool formula used
     pool_terms: Tuple[Tuple[str, int], ...] = ()  # the pool formula's terms, bytes per GPU
+    # SGLang's hybrid sliding-window pool: its tokens (swa_full_tokens_ratio x the full pool's)
+    swa_pool_tokens: Optional[int] = None
 
     @property
     def pool_exhausted(self) -> bool:
@@ -131,6 +133,7 @@ class EngineCapacity:
             "band": self.band.to_json() if self.band else None,
             "memory_fraction": self.fraction,
             "pool_terms": dict(self.pool_terms),
+            "swa_pool_tokens": self.swa_pool_tokens,
         }
 
 

@@ -79,15 +79,24 @@ def sglang_capacity(deployment: Deployment, pool: PoolEstimate,
         has_swa = False
         notes.append(f"SGLang {deployment.engine_version} has no separate sliding-window pool: every "
                      "layer, sliding or not, holds every token in one pool")
-    ratio = DEFAULT_SWA_FULL_TOKENS_RATIO
+    given_ratio = deployment.swa_full_tokens_ratio
+    ratio = given_ratio if given_ratio is not None else DEFAULT_SWA_FULL_TOKENS_RATIO
     disabled_for = deployment.release_default("hybrid_swa_memory_disabled_for") or ()
     name = deployment.model.name.lower()
+    if has_swa and deployment.disable_hybrid_swa_memory:
+        # --disable-hybrid-swa-memory: ModelConfig.is_hybrid_swa is False (model_config.py
+        # _derive_hybrid_model v0.5.23; ModelRunner.__init__ before), so the default pool sizes every layer
+        has_swa = False
+        notes.append("serving.disable_hybrid_swa_memory (SGLang --disable-hybrid-swa-memory): no "
+                     "sliding-window pool; every layer, sliding or not, holds every token in one pool")
     if has_swa and any(str(family).lower() in name for family in disabled_for):
         has_swa = False
         notes.append(f"SGLang {deployment.engine_version} disables the hybrid SWA pool for this "
                      "model family: every layer, sliding or not, holds every token in one pool")
     if has_swa:
-        notes.append(f"SGLang hybrid SWA pool assumed with swa_full_tokens_ratio {ratio}; "
+        notes.append(f"SGLang hybrid SWA pool with swa_full_tokens_ratio {ratio}"
+                     f"{' (serving.swa_full_tokens_ratio)' if given_ratio is not None else ' (its default)'}: "
+                     f"the sliding-window pool holds {ratio} x the full pool's tokens; "
                      "kv_cache_tokens counts the full-attention pool")
 
     single_division = deployment.release_default("hybrid_swa_pool_division") == "single"
@@ -142,6 +151,11 @@ def sglang_capacity(deployment: Deployment, pool: PoolEstimate,
         notes.append(f"serving.max_total_tokens caps the pool at {deployment.max_total_tokens:,} tokens "
                      "(SGLang --max-total-tokens)")
     concurrency = tokens / max_model_len if max_model_len else 0.0
+    swa_tokens = None
+    if has_swa and any(p.geometry.kind == "sliding" for p in plans):
+        # the SWA pool: align_page_size(int(full_tokens x ratio)) (pool_configurator.py v0.5.23
+        # _solve_pool_sizes L880-881; model_runner_kv_cache_mixin.py v0.5.9 L326-332)
+        swa_tokens = int(tokens * ratio) // page * page
     group = LayerGroupCapacity(
         kind="full", window=None, layers=tuple(p.geometry.index for p in plans), padding_layers=0,
         cache_format=fmt, block_size=page, bytes_per_token=cell, page_bytes=page * cell,
@@ -156,4 +170,5 @@ def sglang_capacity(deployment: Deployment, pool: PoolEstimate,
         blocks_per_request=group.blocks_per_request, groups=(group,), pipeline_stage=stage_index,
         naive_tokens=max(0, pool.pool_bytes) // naive if naive else None,
         fits_one_sequence=bool(max_model_len) and pool.pool_bytes > 0 and tokens >= max_model_len,
+        swa_pool_tokens=swa_tokens,
     )

@@ -37,6 +37,11 @@ MAX_SUGGESTED_NAME = 256  # longer model names get no did-you-mean (see model_ge
 _MODEL_DTYPES = {"bfloat16": "bfloat16", "bf16": "bfloat16", "float16": "float16", "fp16": "float16", "float32": "float32"}
 
 
+def _swa_ratio(value: Optional[float]) -> Optional[float]:
+    """SGLang's --swa-full-tokens-ratio as read: (0, 1], else unknown (the schema says why)."""
+    return float(value) if value is not None and value > 0 else None
+
+
 def get(data: Any, *path: str, kind: Any = None, lo: Optional[float] = None, hi: Optional[float] = None) -> Any:
     """data[path...] when every step exists and the leaf has the expected type (and lies within
     [lo, hi] for numbers), else None: a value the schema stage rejected reads as unknown here."""
@@ -356,6 +361,8 @@ def build_deployment(
         env=tuple(sorted((str(k), str(v)) for k, v in env.items())),
         disable_hybrid_kv_cache_manager=bool(options.get("disable_hybrid_kv_cache_manager", False)),
         max_total_tokens=get(data, "serving", "max_total_tokens", kind=int, lo=1),
+        swa_full_tokens_ratio=_swa_ratio(get(data, "serving", "swa_full_tokens_ratio", kind=(int, float), hi=1)),
+        disable_hybrid_swa_memory=get(data, "serving", "disable_hybrid_swa_memory", kind=bool) is True,
         chunked_prefill_size=get(data, "serving", "chunked_prefill_size", kind=int, lo=-1),
         kv_connector=_kv_connector(options),
         **(release_behaviour or {}),

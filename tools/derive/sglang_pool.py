@@ -86,6 +86,25 @@ CASES: List[Dict[str, Any]] = [
          total_gib=139.8, avail_gib=55.0, mfs=0.81),
 ]
 
+# The hybrid sliding-window pool's two switches (server_args.py of every release from 0.4.10.post2):
+# --swa-full-tokens-ratio (the SWA pool's tokens per full-pool token, default 0.8) and
+# --disable-hybrid-swa-memory (one pool for every layer). 0.5.2 turns the hybrid pool off for
+# gpt-oss by itself (model_specific_adjustments), so there the ratio must change nothing.
+CASES += [
+    dict(name="gptoss20b-h100-bf16-swa05", model="openai/gpt-oss-20b", kv="auto", tp=1,
+         total_gib=79.1, avail_gib=66.3, mfs=0.83, swa_full_tokens_ratio=0.5),
+    dict(name="gptoss20b-h100-fp8-swa1", model="openai/gpt-oss-20b", kv="fp8_e4m3", tp=1,
+         total_gib=79.1, avail_gib=66.3, mfs=0.83, swa_full_tokens_ratio=1.0),
+    dict(name="gptoss20b-h100-bf16-noswa", model="openai/gpt-oss-20b", kv="auto", tp=1,
+         total_gib=79.1, avail_gib=66.3, mfs=0.83, disable_hybrid_swa_memory=True),
+    dict(name="gptoss120b-h100-bf16-swa02-page64", model="openai/gpt-oss-120b", kv="auto", tp=1,
+         total_gib=79.1, avail_gib=18.3, mfs=0.83, swa_full_tokens_ratio=0.2, page_size=64),
+    dict(name="gptoss120b-h100-fp8-noswa-cap", model="openai/gpt-oss-120b", kv="fp8_e4m3", tp=1,
+         total_gib=79.1, avail_gib=18.3, mfs=0.83, disable_hybrid_swa_memory=True, max_total_tokens=300000),
+    dict(name="gemma3-27b-h100-bf16-swa05", model="google/gemma-3-27b-it", kv="auto", tp=1,
+         total_gib=79.1, avail_gib=27.9, mfs=0.83, swa_full_tokens_ratio=0.5),
+]
+
 # Block-scaled KV dtypes of 0.5.23 on a fake B200 (gpu "sm100") or RTX PRO 6000 ("sm120"): mxfp8
 # and nvfp4 are refused before SM100 by the release's own hooks (kv_cache_hook.py
 # handle_mxfp8_kv_cache_compatibility, handle_kv4_compatibility). `backend` is
@@ -219,6 +238,9 @@ def child(args) -> None:
                 kwargs["page_size"] = case["page_size"]
             if case.get("max_total_tokens"):
                 kwargs["max_total_tokens"] = case["max_total_tokens"]
+            for flag in ("swa_full_tokens_ratio", "disable_hybrid_swa_memory"):  # --swa-full-tokens-ratio,
+                if flag in case:                                                  # --disable-hybrid-swa-memory
+                    kwargs[flag] = case[flag]
             sa = sa_mod.ServerArgs(**kwargs)
             mc = ModelConfig.from_server_args(sa)
             runner = Runner.__new__(Runner)
@@ -398,6 +420,9 @@ def child_configurator(args, stubs, sa_mod, catalog, current, hf_config_fields, 
                 kwargs["page_size"] = case["page_size"]
             if case.get("max_total_tokens"):
                 kwargs["max_total_tokens"] = case["max_total_tokens"]
+            for flag in ("swa_full_tokens_ratio", "disable_hybrid_swa_memory"):  # --swa-full-tokens-ratio,
+                if flag in case:                                                  # --disable-hybrid-swa-memory
+                    kwargs[flag] = case[flag]
             if case.get("backend"):
                 kwargs["attention_backend"] = case["backend"]
             sa = sa_mod.ServerArgs(**kwargs)

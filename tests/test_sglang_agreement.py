@@ -216,3 +216,17 @@ def test_fp4_off_cuda_and_nvfp4_off_blackwell_are_gpu_refusals() -> None:
     assert cell["refused"] and cell["class"] == "gpu"
     ours = kv.verdict("0.5.23", "sm80", "deepseek-ai/DeepSeek-V3", "auto", "nvfp4")
     assert "gpu" in ours["classes"], ours
+
+
+def test_nsa_on_a_non_mla_model_is_a_recorded_derivation_limit() -> None:
+    """0.5.9's argument stage takes nsa for Llama as for DeepSeek-V3 (the table accepts both); the
+    backend's constructor asserts a DeepSeek NSA model, an MLA architecture (nsa_backend.py v0.5.9
+    L300-301), which the derivation does not run. kvlint refuses the non-MLA pairing (KV324) and
+    keeps the MLA one, and the known list carries that evidence."""
+    kv = C.Kvlint()
+    assert not _code("0.5.9", "sm90", "llama", "nsa", "fp8_e4m3")["refused"]
+    assert not _code("0.5.9", "sm90", "deepseek_mla", "nsa", "fp8_e4m3")["refused"]
+    assert kv.verdict("0.5.9", "sm90", "meta-llama/Llama-3.1-8B-Instruct", "nsa", "fp8_e4m3")["codes"] == ["KV324"]
+    assert not kv.verdict("0.5.9", "sm90", "deepseek-ai/DeepSeek-V3", "nsa", "fp8_e4m3")["refused"]
+    reason = _known()["verdict | nsa | * | llama | cuda | code: accepted | kvlint: refused (KV324)"]["reason"]
+    assert reason.startswith("derivation limit: ") and "nsa_backend.py v0.5.9 L300-301" in reason

@@ -274,6 +274,14 @@ _RUNTIME = {
                            "L178-191); gemma-2's head_dim is 256"),
     ("KV324", "hpc_ops"): ("create_hpc_ops_backend raises 'hpc_ops backend can only be used with non-MLA models' "
                            "(layers/attention/attention_registry.py v0.5.23 L286-289) when the runner builds it"),
+    ("KV324", "nsa"): ("the nsa backend's constructor asserts 'NSA backend only supports DeepSeek NSA' "
+                       "(layers/attention/nsa_backend.py v0.5.9 L300-301; 0.5.23 builds the dsa backend for it, "
+                       "dsa_backend.py L527-528) for a model that is not a DeepSeek DSA architecture, all of which "
+                       "are MLA (configs/model_config.py v0.5.23 is_deepseek_dsa L191-210, MLA list L1367-1397)"),
+    ("KV324", "dsa"): ("the dsa backend's constructor asserts 'DSA backend only supports DeepSeek DSA' "
+                       "(layers/attention/dsa_backend.py v0.5.23 L527-528) for a model that is not a DeepSeek DSA "
+                       "architecture, all of which are MLA (configs/model_config.py v0.5.23 is_deepseek_dsa "
+                       "L191-210, MLA list L1367-1397)"),
     ("KV324", "llada2_cfg_flashinfer"): ("create_llada2_cfg_flashinfer_backend raises 'LLaDA2 CFG attention does not "
                                          "use an MLA backend' (layers/attention/attention_registry.py v0.5.23 L80-84) "
                                          "when the runner builds it"),
@@ -333,6 +341,11 @@ def _accepted_but_refused(backend: str, platform: str, codes: List[str], off_pla
                 return None
         elif (c, backend) in _RUNTIME:
             parts.append(_RUNTIME[(c, backend)])
+        elif c == "KV342":  # task B's rule, with its evidence
+            parts.append("0.5.23's argument stage takes mxfp8, its run time does not: only FA4 reads the MXFP8 block "
+                         "scales and it needs per-token MXFP8 query scales that only Inkling's attention supplies "
+                         "(layers/attention/flashattention_backend.py _mxfp8_sf_kwargs L444-464, "
+                         "models/inkling_common/attn.py L895-905); kvlint says KV342")
         else:
             return None
     return "derivation limit: " + "; and ".join(dict.fromkeys(parts)) if parts else None

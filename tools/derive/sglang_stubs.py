@@ -372,6 +372,13 @@ def helper_patches(hf_config_factory) -> Dict[str, Any]:
         "direct_register_custom_op": _Wrap(_tolerant),
         # would read generation_config.json from the Hub
         "get_generation_config": lambda *a, **k: None,
+        # SGLang's Triton-kernel cache decorator (utils/common.py cached_triton_kernel, used at
+        # import by 0.5.3.x's lora/triton_ops) asserts a real triton JITFunction; triton is a
+        # placeholder and no kernel runs: the kernel is handed back undecorated
+        "cached_triton_kernel": lambda *a, **k: (lambda fn: fn),
+        # 0.5.11-0.5.15's import-time transformers patch reads PretrainedConfig.from_dict.__func__
+        # (utils/hf_transformers_patches.py); transformers is a placeholder, nothing to patch
+        "_patch_rope_parameters_validation": lambda *a, **k: None,
         # would download/inspect the checkpoint's files (safetensors index, quant config files)
         "get_hf_text_config_from_path": None,  # placeholder name, never matched unless present
     })

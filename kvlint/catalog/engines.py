@@ -779,7 +779,9 @@ class EngineCatalog:
         * a catalogued release: itself;
         * a pre-release, dev or local build ("0.16.0rc2.dev367+g98b0205c3.d20260221",
           "0.19.1+cu128") of a catalogued release: that release (the one it builds toward or from;
-          an assumption, said in the note); a post-release (".postN") is not: None;
+          an assumption, said in the note); a post-release (".postN") is not: it is checked as
+          the newest catalogued release of its own line (X, X.post1, ...) only when `unchanged_lines`
+          lists X, else None;
         * a version newer than the newest catalogued release: the newest one;
         * a patch release the catalog does not list (or a build of one): the newest catalogued
           release of its minor line, only when that line is in `unchanged_lines`.
@@ -794,11 +796,19 @@ class EngineCatalog:
             wanted = parse_version(version)
         except VersionError:
             return None, None
-        if wanted.is_postrelease:
-            # a re-release (".postN") may change anything, and is how an organisation marks its
-            # own build (examples/org): only a catalog that lists it knows it
-            return None, None
         label = ENGINE_DISPLAY.get(engine, engine)
+        if wanted.is_postrelease:
+            # a re-release (".postN") may change anything (SGLang 0.5.6.post1 resolves differently
+            # from 0.5.6), and is how an organisation marks its own build (examples/org): only a
+            # catalog that lists it knows it, or one that lists its release among `unchanged_lines`
+            # (the derived tables of that release and of its post releases are all alike)
+            line = wanted.base_version
+            same_post = [v for v in known if parse_version(v).base_version == line and parse_version(v) <= wanted]
+            if same_post and line in self.unchanged_lines(engine):
+                return self.release(engine, same_post[-1]), (
+                    f"{label} {version} is not in kvlint's catalog; it is checked as {same_post[-1]}: "
+                    f"the {line} releases kvlint knows (post releases included) all behave alike")
+            return None, None
         base = parse_version(wanted.base_version)
         if str(base) in known or base.public in known:
             return self.release(engine, str(base)), (

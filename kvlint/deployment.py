@@ -60,11 +60,16 @@ GGML_ENGINES = ("llama.cpp", "ollama")
 def model_dtype_format(model_dtype: Optional[str]) -> CacheFormatId:
     """The storage format of a layer kept at the model dtype (vLLM skip layers: kv dtype "auto").
 
-    float32 checkpoints run in bfloat16 under vLLM's dtype "auto" (`_resolve_auto_dtype`
-    downcasts float32 to the platform's preferred dtype), so float32 maps to bf16.
+    `model_dtype` is the dtype the engine runs the model in. A float32 checkpoint under vLLM's
+    dtype "auto" runs in bfloat16 (`_resolve_auto_dtype` downcasts float32 to the platform's
+    preferred dtype; kvlint.catalog.hf_config reads such a config as bfloat16), so "float32" here
+    is a written `model.dtype: float32` / `--dtype float32`: the engine then runs in float32 and an
+    "auto" cache stores 4-byte elements (vllm/config/cache.py: CacheDType "auto" = model dtype).
     """
     if model_dtype in ("float16", "fp16", "half"):
         return "fp16"
+    if model_dtype in ("float32", "fp32", "float"):
+        return "fp32"
     return "bf16"
 
 

@@ -22,11 +22,8 @@ from kvlint.cli import main
 
 LOGS = sorted((REPO_ROOT / "benchmarks" / "capacity_logs").glob("*.yaml"))
 # Logs whose token count kvlint misses even with the logged pool (benchmarks/capacity_accuracy.py
-# "w/ pool"): vLLM 0.7 (V0) on the R1 Qwen distill, whose logged pool is another TP rank's; an
-# explicit --dtype float32 run, whose cache vLLM keeps in float32 while kvlint maps float32 to a
-# 16-bit cache (kvlint.deployment.model_dtype_format, right only for a float32 checkpoint under
-# dtype auto): twice the tokens.
-LAYOUT_GAPS = {"vllm-rtx4090x2-r1-distill-qwen-14b", "vllm-h100-llama31-8b-f32"}
+# "w/ pool"): vLLM 0.7 (V0) on the R1 Qwen distill, whose logged pool is another TP rank's.
+LAYOUT_GAPS = {"vllm-rtx4090x2-r1-distill-qwen-14b"}
 
 MANIFEST = """\
 apiVersion: kvlint/v1

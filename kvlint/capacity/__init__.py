@@ -151,8 +151,8 @@ def compute(deployment: Deployment) -> CapacityResult:
         if scales.granularity is None and scales.kv_bytes:
             notes.append("static scale granularity not given: per-tensor assumed")
         if model.dtype == "float32":
-            notes.append("float32 model dtype taken as bfloat16 for unquantized layers "
-                         "(vLLM dtype auto downcasts float32)")
+            notes.append("the model runs in float32 (model.dtype): unquantized KV layers store "
+                         "4-byte elements")
     engine = None
     try:
         engine = _engine(deployment, notes)

@@ -260,6 +260,10 @@ class FactsBuilder:
         view = EngineView(self.catalogs, engine_name, version, self.facts)
         dtype_literal = get(data, "kv_cache", "dtype", kind=str) or "auto"
         mdtype = model_dtype(data, geometry)
+        if geometry is not None and geometry.dtype != mdtype:
+            # a written model.dtype is what the engine runs in (vLLM/SGLang --dtype): the capacity
+            # terms read it from the geometry (rotary cache, unquantized layers)
+            geometry = replace(geometry, dtype=mdtype)
         skipped = self._skip(geometry)
 
         fmt = view.storage_format(dtype_literal, mdtype, gpu)
@@ -320,7 +324,8 @@ class FactsBuilder:
             backend, backend_block = view.backend(dtype_literal if not auto_quantized else "fp8", gpu, geometry, scales,
                                                   env=get(data, "engine", "env", kind=dict))
         view.features(data)
-        weights, weights_note = weights_bytes(data, self.facts["model"].get("catalog_weight_bytes"))
+        weights, weights_note = weights_bytes(data, self.facts["model"].get("catalog_weight_bytes"),
+                                              self.facts["model"].get("catalog_weight_dtype"))
         memory = memory_plan(data, engine_name, gpu, view.default, weights)
         deployment = None
         if engine_name:
@@ -371,7 +376,8 @@ class FactsBuilder:
         self.facts["skip"]["sliding_layers"] = self.facts["model"].get("sliding_layers", 0)
         error = self.facts["model"].get("config_error")
         self.facts["model"]["config_error_suffix"] = f"; {error}" if error else ""
-        weights, weights_note = weights_bytes(data, self.facts["model"].get("catalog_weight_bytes"))
+        weights, weights_note = weights_bytes(data, self.facts["model"].get("catalog_weight_bytes"),
+                                              self.facts["model"].get("catalog_weight_dtype"))
         memory = memory_plan(data, engine_name, gpu, lambda name: None, weights)
         deployment = build_deployment(
             data=data, file=self.file, engine=engine_name, version=version,

@@ -89,6 +89,7 @@ def model_geometry(
         weights = getattr(entry, "weight_bytes", None)
         if weights:
             model_facts["catalog_weight_bytes"] = weights
+            model_facts["catalog_weight_dtype"] = getattr(entry, "weights_dtype", None)
     elif name:
         # did-you-mean runs difflib against every catalog id, superlinear in the name's length; no
         # id is near this long, so a longer name (a hostile multi-megabyte one) gets no suggestion
@@ -202,12 +203,26 @@ def model_dtype(data: Dict[str, Any], geometry: Optional[ModelGeometry]) -> str:
     return "bfloat16"
 
 
-def weights_bytes(data: Dict[str, Any], catalog_bytes: Optional[int]) -> Tuple[Optional[int], Optional[str]]:
-    """Whole-model weight bytes and, when estimated, how."""
+_SIXTEEN_BIT = ("bf16", "fp16", "bfloat16", "float16")
+_FLOAT32_NOTE = ("; the model runs in float32 (model.dtype), so vLLM/SGLang load the 16-bit "
+                 "checkpoint at 4 B per parameter")
+
+
+def weights_bytes(data: Dict[str, Any], catalog_bytes: Optional[int],
+                  catalog_dtype: Optional[str] = None) -> Tuple[Optional[int], Optional[str]]:
+    """Whole-model weight bytes and, when estimated, how.
+
+    A written `model.dtype: float32` (`--dtype float32`) makes the engine cast a 16-bit checkpoint
+    to float32 as it loads it (vLLM `set_default_torch_dtype(model_config.dtype)` around the
+    model's construction, vllm/model_executor/model_loader/base_loader.py v0.19.0 L53), so a 16-bit estimate
+    doubles. A stated `bytes` figure is the user's and is taken as is; a quantized checkpoint keeps
+    its packed weights.
+    """
     weights = get(data, "model", "weights", kind=dict) or {}
     explicit = parse_size(weights.get("bytes")) if "bytes" in weights else None
     if explicit is not None:
         return explicit, None
+    float32 = get(data, "model", "dtype", kind=str) in ("float32", "fp32", "float")
     params = weights.get("params")
     dtype = weights.get("dtype")
     per_param = WEIGHT_DTYPE_BYTES
@@ -216,8 +231,12 @@ def weights_bytes(data: Dict[str, Any], catalog_bytes: Optional[int]) -> Tuple[O
         if (isinstance(unquantized, (int, float)) and not isinstance(unquantized, bool)
                 and 0 <= unquantized <= params and per_param[dtype] < 2):
             return quantized_weights(params, dtype, unquantized)
+        if float32 and dtype in _SIXTEEN_BIT:
+            return int(params * 4), f"weights estimated as {params:.3g} params x 4 B ({dtype}{_FLOAT32_NOTE})"
         return int(params * per_param[dtype]), f"weights estimated as {params:.3g} params x {per_param[dtype]:g} B ({dtype})"
     if catalog_bytes:
+        if float32 and catalog_dtype in _SIXTEEN_BIT:
+            return int(catalog_bytes) * 2, f"weights taken from the model catalog's checkpoint size x 2{_FLOAT32_NOTE}"
         return int(catalog_bytes), "weights taken from the model catalog's checkpoint size"
     return None, None
 

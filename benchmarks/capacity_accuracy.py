@@ -135,6 +135,7 @@ def compare(logs: List[dict], kvlint: List[str]) -> List[dict]:
         terms = pool_terms(entry) if entry else None
         band = engine.get("band") or {}
         row = {
+            "deployment": deployment_key(d["manifest"]),
             "id": d["id"], "split": d["split"], "outcome": d.get("outcome", "started"),
             "engine": d["manifest"]["engine"]["name"],
             "release": d["manifest"]["engine"]["version"], "gpu": d["manifest"]["hardware"]["gpu"],
@@ -179,6 +180,27 @@ def compare(logs: List[dict], kvlint: List[str]) -> List[dict]:
     return rows
 
 
+def deployment_key(manifest: dict) -> str:
+    """The deployment a log measures, with max_model_len left out: several logs of one sweep differ
+    only there, and vLLM sizes the same pool for each (the 'distinct' summary counts them once)."""
+    body = {k: v for k, v in manifest.items() if k != "metadata"}
+    serving = {k: v for k, v in (body.get("serving") or {}).items() if k != "max_model_len"}
+    body["serving"] = serving
+    return json.dumps(body, sort_keys=True, default=str)
+
+
+def distinct_stats(rows: List[dict], key: str) -> dict:
+    """Median and maximum absolute error with each deployment counted once (its logs' median)."""
+    groups: Dict[str, List[float]] = {}
+    for r in rows:
+        if r.get(key) is not None:
+            groups.setdefault(r["deployment"], []).append(abs(r[key]))
+    if not groups:
+        return {"n": 0, "median_abs_pct": None, "max_abs_pct": None}
+    per = [statistics.median(v) for v in groups.values()]
+    return {"n": len(per), "median_abs_pct": round(statistics.median(per), 2), "max_abs_pct": round(max(per), 2)}
+
+
 def summarize(rows: List[dict]) -> Dict[str, dict]:
     def stats(values):
         values = [abs(v) for v in values if v is not None]
@@ -199,6 +221,8 @@ def summarize(rows: List[dict]) -> Dict[str, dict]:
             "tokens_with_logged_pool": stats(r["tokens_error_pct_with_logged_pool"] for r in chosen),
             "band_coverage": {key: coverage(r.get(f"{key}_in_band") for r in chosen)
                               for key in ("pool", "tokens")},
+            "distinct_deployments": {"pool": distinct_stats(chosen, "pool_error_pct"),
+                                     "tokens": distinct_stats(chosen, "tokens_error_pct")},
         }
     failed = [r for r in rows if r["outcome"] == "startup_failed"]
     out["start_up_failures"] = {
@@ -279,6 +303,13 @@ def print_table(rows: List[dict], summary: Dict[str, dict]) -> None:
             st = s[key]
             cells.append(f"{st['n']:>3} / {fmt(st['median_abs_pct'], '6.2f')}% / {fmt(st['max_abs_pct'], '7.2f')}%")
         print(f"{split:<8} {s['logs']:>4}  {cells[0]:>24}  {cells[1]:>24}  {cells[2]:>24}")
+    print()
+    print("distinct deployments (logs that differ only in max_model_len counted once):")
+    for split in ("fit", "holdout", "all"):
+        dd = summary[split]["distinct_deployments"]
+        cells = [f"{dd[k]['n']:>3} / {fmt(dd[k]['median_abs_pct'], '6.2f')}% / {fmt(dd[k]['max_abs_pct'], '7.2f')}%"
+                 for k in ("pool", "tokens")]
+        print(f"{split:<8} {'':>4}  {cells[0]:>24}  {cells[1]:>24}")
     print()
     print("band coverage (logged value inside kvlint's low..high band):")
     for split in ("fit", "holdout", "all"):

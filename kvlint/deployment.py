@@ -232,7 +232,7 @@ class Deployment:
     tensor_parallel: int
     pipeline_parallel: int
     model: Optional[ModelGeometry]
-    kv_dtype: str  # the engine literal as written in the manifest
+    kv_dtype: str  # the engine literal the cache is stored as: as written, unless the release rewrites it (SGLang tokenspeed_mla)
     layers: Tuple[LayerPlan, ...]  # empty when the model is unknown
     scales: ScaleLayout
     block_size: Optional[int]  # explicit kv_cache.block_size, None = engine/backend default

@@ -266,7 +266,11 @@ class FactsBuilder:
             geometry = replace(geometry, dtype=mdtype)
         skipped = self._skip(geometry)
 
-        fmt = view.storage_format(dtype_literal, mdtype, gpu)
+        # The cache dtype the engine stores: a release that rewrites it for the named backend
+        # (SGLang 0.5.23 runs the deprecated tokenspeed_mla as cutedsl_mla with fp8_e4m3 whatever
+        # was given; KV325 warns) is planned with the rewritten dtype; the facts keep the written one.
+        stored_literal, rewrite_note = self._dtype_rewrite(view, dtype_literal)
+        fmt = view.storage_format(stored_literal, mdtype, gpu)
         checkpoint = self.facts["model"]["kv_scales"]
         auto_quantized = False
         if dtype_literal == "auto" and checkpoint != "none" and engine_name == "vllm":
@@ -339,7 +343,7 @@ class FactsBuilder:
                 backend_block_size=backend_block,
                 gpu=gpu,
                 model=geometry,
-                kv_dtype=dtype_literal,
+                kv_dtype=stored_literal,
                 layers=layers,
                 scales=scales,
                 memory=memory,
@@ -351,8 +355,21 @@ class FactsBuilder:
                                  f"{view.forced_block.backend} on this MLA model (check_and_update_config)")
                 if view.forced_block else None,
             )
-        notes = [weights_note] if weights_note else []
+        notes = [n for n in (weights_note, rewrite_note) if n]
         return Resolution(deployment=deployment, facts=self.facts, notes=notes)
+
+    def _dtype_rewrite(self, view: EngineView, literal: str) -> Tuple[str, Optional[str]]:
+        """The kv_cache_dtype the release stores for the named backend (the catalog's `rewrites`
+        that set kv_cache_dtype), with a capacity note when it is not the written one."""
+        requested = self.facts["backend"].get("requested") or "auto"
+        if view.release is None or requested.lower() == "auto":
+            return literal, None
+        for rewrite in view.release.rewrites_for(requested, literal):
+            stored = rewrite.set.get("kv_cache_dtype")
+            if stored and stored != literal:
+                return stored, (f"kv_cache_dtype {stored}: {view.release.label} stores it for "
+                                f"{requested} whatever is written ({literal}); capacity planned with {stored}")
+        return literal, None
 
     def _resolve_ggml(self, engine_name: str, version: str, gpu, geometry) -> Resolution:
         """llama.cpp and Ollama: the ggml catalog instead of the engine catalog's backends."""

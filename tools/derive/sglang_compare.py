@@ -113,7 +113,8 @@ class Kvlint:
                             and release.backend(backend) is not None)
         return {"refused": bool(errors), "codes": errors,
                 "classes": sorted({CODE_CLASS.get(c, c) for c in errors}),
-                "backend": effective, "kv_dtype": dtype, "page": page or 1, "off_platform": off_platform}
+                "backend": effective, "kv_dtype": (dep.kv_dtype if dep is not None else dtype),
+                "page": page or 1, "off_platform": off_platform}
 
 
 def table_cell(doc: Dict[str, Any], gpu: str, model: str, backend: str, dtype: str) -> Dict[str, Any]:
@@ -387,11 +388,6 @@ def default_reason(key: Tuple[str, ...]) -> str:
                 "catalog entry used for it is the one for the kind the backend serves")
     if kind == "reason" and rest[-2] == "code: gpu" and "KV301" in rest[-1]:
         return "open: both refuse; the release checks the GPU first, kvlint names the dtype"
-    if kind == "kv_dtype" and rest[0] == "tokenspeed_mla":
-        return ("open: 0.5.23 renames tokenspeed_mla to cutedsl_mla and sets kv_cache_dtype fp8_e4m3 whatever was "
-                "given (arg_groups/serving_hook.py handle_deprecated_args L303-337; the catalog's rewrite "
-                "tokenspeed-mla-is-cutedsl-mla says so and KV325 warns), but kvlint's capacity still plans with "
-                "the dtype written")
     if kind == "verdict" and rest[0] == "auto" and rest[1] == "nvfp4" and rest[-1] == "kvlint: refused (KV301)":
         return ("open: 0.5.23 with nvfp4 sets prefill flashinfer / decode trtllm_mha before auto picks triton for "
                 "an MLA model on SM120 (arg_groups/kv_cache_hook.py handle_nvfp4_prefill_kv_dequant_dtype L34-93), "

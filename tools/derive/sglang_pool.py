@@ -15,9 +15,11 @@ runner (max_total_num_tokens, full/swa split) and from the locals of `profile_ma
 
 Releases supported: those whose ModelRunner still has `profile_max_num_token` +
 `init_memory_pool(total_gpu_memory, max_num_reqs, max_total_tokens)` (0.4.10 .. 0.5.x before the
-pool-configurator refactor), and those with `mem_cache/kv_cache_configurator.py` (0.5.2x), driven
-through `KVCacheConfigurator._resolve_memory_pool_config` (`child_configurator`). Other layouts are
-reported as unsupported, not guessed.
+pool-configurator refactor), and those with `mem_cache/kv_cache_configurator.py` (0.5.16 .. 0.5.2x),
+driven through `KVCacheConfigurator._resolve_memory_pool_config` (`child_configurator`; 0.5.16-0.5.20
+take fewer constructor fields and read the parallel groups from parallel_state, which the child
+answers too). Other layouts are reported as unsupported, not guessed.
+    python tools/derive/sglang_pool.py --releases 0.5.16,0.5.20   # the pre-0.5.21 FP4 / mxfp8 cases
 """
 
 from __future__ import annotations
@@ -150,6 +152,38 @@ CASES += [
          total_gib=95.0, avail_gib=30.0, gpu="sm120", backend="flashinfer"),
     dict(_B200, name="deepseekv3-b200-tp8-nvfp4-flashinfer", model="deepseek-ai/DeepSeek-V3", kv="nvfp4",
          avail_gib=95.0, tp=8, backend="flashinfer"),
+]
+
+# The block-scaled dtypes of 0.5.16-0.5.20, whose pool configurator prices any FP4 recipe with one
+# hand formula (model_executor/pool_configurator.py v0.5.16 _compute_cell_size L185-201 MLA,
+# L262-277 MHA: FP4 data + block scales + one shared FP8 dequant workspace), before 0.5.21 asks the
+# recipe (NVFP4KVCacheMethod / FP4MXBlock16KVCacheMethod.compute_cell_size). Each case is a
+# configuration the release's own argument stage accepts (tools/derive/tables/sglang/0.5.16.json,
+# 0.5.20.json); cutlass_mla is gone from 0.5.20's choices.
+_KV4_OLD = dict(_B200, releases=("0.5.16", "0.5.20"))
+CASES += [
+    dict(_KV4_OLD, name="llama8b-b200-nvfp4-triton-r516", model="meta-llama/Llama-3.1-8B-Instruct", kv="nvfp4",
+         avail_gib=163.0, backend="triton"),
+    dict(_KV4_OLD, name="llama8b-b200-fp4mx16-triton-r516", model="meta-llama/Llama-3.1-8B-Instruct",
+         kv="fp4_mx_block16", avail_gib=163.0, backend="triton"),
+    dict(_KV4_OLD, name="llama8b-b200-nvfp4-trtllm-r516", model="meta-llama/Llama-3.1-8B-Instruct", kv="nvfp4",
+         avail_gib=163.0, backend="trtllm_mha"),
+    dict(_KV4_OLD, name="llama8b-rtx6000-nvfp4-triton-r516", model="meta-llama/Llama-3.1-8B-Instruct", kv="nvfp4",
+         total_gib=95.0, avail_gib=80.0, gpu="sm120", backend="triton"),
+    dict(_KV4_OLD, name="qwen3-32b-b200-nvfp4-torch-native-r516", model="Qwen/Qwen3-32B", kv="nvfp4",
+         avail_gib=116.0, backend="torch_native"),
+    dict(_KV4_OLD, name="deepseekv3-b200-tp8-nvfp4-flashinfer-r516", model="deepseek-ai/DeepSeek-V3", kv="nvfp4",
+         avail_gib=95.0, tp=8, backend="flashinfer"),
+    dict(_KV4_OLD, name="deepseekv3-b200-tp8-fp4mx16-flashinfer-r516", model="deepseek-ai/DeepSeek-V3",
+         kv="fp4_mx_block16", avail_gib=95.0, tp=8, backend="flashinfer"),
+    dict(_KV4_OLD, name="deepseekv3-b200-tp8-mxfp8-triton-r516", model="deepseek-ai/DeepSeek-V3", kv="mxfp8",
+         avail_gib=95.0, tp=8, backend="triton"),
+    dict(_KV4_OLD, name="deepseekv3-b200-tp8-mxfp8-flashinfer-r516", model="deepseek-ai/DeepSeek-V3", kv="mxfp8",
+         avail_gib=95.0, tp=8, backend="flashinfer"),
+    dict(_KV4_OLD, releases=("0.5.16",), name="deepseekv3-b200-tp8-nvfp4-cutlass-mla-r516",
+         model="deepseek-ai/DeepSeek-V3", kv="nvfp4", avail_gib=95.0, tp=8, backend="cutlass_mla"),
+    dict(_KV4_OLD, releases=("0.5.16",), name="deepseekv3-b200-tp8-mxfp8-cutlass-mla-r516",
+         model="deepseek-ai/DeepSeek-V3", kv="mxfp8", avail_gib=95.0, tp=8, backend="cutlass_mla"),
 ]
 
 # GPUs for which the release's default mem_fraction_static is recorded: (label, MiB, tp)
@@ -409,7 +443,26 @@ def child_configurator(args, stubs, sa_mod, catalog, current, hf_config_fields, 
         rank_in_group = 0
         cpu_group = None
 
+    class _PS:  # 0.5.16-0.5.20 KVCacheConfigurator.ps (distributed/parallel_state_wrapper.py)
+        attn_dp_size = 1
+        pp_size = 1
+        pp_rank = 0
+        tp_size = 1
+        tp_rank = 0
+
+    def _fields_of(target, kwargs):
+        """The keyword arguments `target` (a function, dataclass or msgspec Struct) takes."""
+        names = getattr(target, "__struct_fields__", None)
+        if names is None:
+            names = inspect.signature(target).parameters
+        return {k: v for k, v in kwargs.items() if k in names}
+
     parallel = rc.get_parallel()
+    for module in (kcc, pc):
+        # 0.5.16-0.5.20 ask parallel_state for the groups directly (kv_cache_configurator.py v0.5.16
+        # L1534-1535, L1616: get_world_group())
+        for name in [n for n in vars(module) if n.startswith("get_") and n.endswith("_group")]:
+            setattr(module, name, lambda *a, **k: _Group())
     for case in cases_for(args.release, args.gpu):
         current["fields"] = hf_config_fields(case["model"], catalog)
         record: Dict[str, Any] = {"input": dict(case)}
@@ -429,24 +482,39 @@ def child_configurator(args, stubs, sa_mod, catalog, current, hf_config_fields, 
             if hasattr(sa, "resolve_once"):
                 sa.resolve_once()
             rc.get_context().set_server_args(sa)
+            stamp = getattr(parallel, "_stamp", None)
+            if stamp is None:
+                # 0.5.16-0.5.20: ParallelContext holds only `_overrides` (runtime_context.py v0.5.16
+                # L102-112) and reads every other width from parallel_state, which is not set up
+                # here: the case's widths go there too
+                stamp = parallel._overrides
+                stamp.update(world_size=case["tp"], tp_size=case["tp"], attn_tp_size=case["tp"], pp_size=1,
+                             attn_cp_size=1, attn_dcp_size=1, dcp_size=1, dcp_enabled=False, attn_dp_size=1,
+                             world_rank=0, attn_cp_rank=0, dcp_rank=0, attn_dcp_rank=0)
             for name, value in (("world_group", _Group()), ("tp_group", _Group()), ("pp_group", _Group()),
                                 ("attn_tp_group", _Group()), ("tp_rank", 0), ("pp_rank", 0),
                                 ("attn_tp_rank", 0), ("attn_dp_rank", 0)):
-                parallel._stamp[name] = value
+                stamp[name] = value
             mc = ModelConfig.from_server_args(sa)
             layers = mc.num_hidden_layers
-            info = ModelLayerInfo(start_layer=0, end_layer=layers, num_effective_layers=layers,
-                                  swa_attention_layer_ids=mc.swa_attention_layer_ids,
-                                  full_attention_layer_ids=mc.full_attention_layer_ids)
-            resolved, torch_dtype = kvd.configure_kv_cache_dtype(
-                server_args_kv_cache_dtype=rc.get_model().kv_cache_dtype, model=None,
+            # 0.5.16-0.5.20 take fewer fields (no SWA layer ids in ModelLayerInfo, no
+            # speculative_draft_kv_cache_dtype, `ps` instead of attn_dp_size / pp_size, no
+            # kv_cache_dtype_str): each is given what its signature names
+            info = ModelLayerInfo(**_fields_of(ModelLayerInfo, dict(
+                start_layer=0, end_layer=layers, num_effective_layers=layers,
+                swa_attention_layer_ids=getattr(mc, "swa_attention_layer_ids", None),
+                full_attention_layer_ids=getattr(mc, "full_attention_layer_ids", None))))
+            # 0.5.16-0.5.20 keep the resolved arguments on ServerArgs (no get_model / get_schedule)
+            kv_literal = rc.get_model().kv_cache_dtype if hasattr(rc, "get_model") else sa.kv_cache_dtype
+            resolved, torch_dtype = kvd.configure_kv_cache_dtype(**_fields_of(kvd.configure_kv_cache_dtype, dict(
+                server_args_kv_cache_dtype=kv_literal, model=None,
                 model_dtype=mc.dtype, is_draft_worker=False, is_dflash=False,
-                speculative_draft_attention_backend=None, speculative_draft_kv_cache_dtype=None)
-            page_size = rc.get_schedule().page_size
-            kvc = kcc.KVCacheConfigurator(
-                device="cuda", gpu_id=0, attn_dp_size=1, pp_size=1, pp_group=_Group(), model=None,
+                speculative_draft_attention_backend=None, speculative_draft_kv_cache_dtype=None)))
+            page_size = rc.get_schedule().page_size if hasattr(rc, "get_schedule") else sa.page_size
+            kvc = kcc.KVCacheConfigurator(**_fields_of(kcc.KVCacheConfigurator, dict(
+                device="cuda", gpu_id=0, attn_dp_size=1, pp_size=1, ps=_PS(), pp_group=_Group(), model=None,
                 model_config=mc, server_args=sa, kv_cache_dtype=torch_dtype,
-                kv_cache_dtype_str=resolved if resolved is not None else rc.get_model().kv_cache_dtype,
+                kv_cache_dtype_str=resolved if resolved is not None else kv_literal,
                 model_dtype=mc.dtype, page_size=page_size,
                 sliding_window_size=resolve_sliding_window_size(None, mc),
                 spec_algorithm=SpeculativeAlgorithm.from_string(sa.speculative_algorithm),
@@ -454,7 +522,7 @@ def child_configurator(args, stubs, sa_mod, catalog, current, hf_config_fields, 
                 spec_aux_config=SpecAuxHiddenStateConfig(), is_hybrid_swa=mc.is_hybrid_swa,
                 is_hybrid_swa_compress=False, use_mla_backend=mc.attention_arch == AttentionArch.MLA,
                 layer_info=info, forward_stream=None, req_to_token_pool=None,
-                token_to_kv_pool_allocator=None, memory_pool_config=None)
+                token_to_kv_pool_allocator=None, memory_pool_config=None)))
             kcc.get_available_gpu_memory = lambda *a, **k: case["avail_gib"]
             prof: Dict[str, Any] = {}
             code = kcc.KVCacheConfigurator._profile_available_bytes.__code__

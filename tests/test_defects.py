@@ -413,3 +413,36 @@ def test_capacity_says_the_draft_kv_layers_are_not_counted(workspace):
     assert not any("speculative" in a for a in plain["assumptions"])
     assert [a for a in drafted["assumptions"] if "speculative-decoding draft (eagle3)" in a and "upper bounds" in a]
     assert drafted["engine"]["num_blocks"] == plain["engine"]["num_blocks"]
+
+
+_ONE_GROUP = """\
+apiVersion: kvlint/v1
+kind: Deployment
+metadata: {{name: one-group}}
+engine: {{name: vllm, version: "0.19.1"}}
+hardware: {{gpu: H100-SXM-80GB}}
+model: {{name: meta-llama/Llama-3.1-8B-Instruct}}
+kv_cache: {{dtype: auto}}
+serving: {{max_model_len: {max_len}}}
+"""
+
+
+@pytest.mark.parametrize("max_len", [29000, 30001, 20000])
+def test_v5_needs_several_kv_cache_groups(workspace, max_len):
+    """V5's log line divides the blocks by the number of KV-cache groups
+    (vllm/v1/core/kv_cache_utils.py v0.20.0 L1694-1698); with one group it prints every block's
+    tokens, so a concurrency x max_model_len figure that differs only by block rounding is no
+    under-report (a false KV802 on Llama-3.1-8B at 29,000 tokens, benchmarks/public_deployments)."""
+    path = workspace / "m.yaml"
+    path.write_text(_ONE_GROUP.format(max_len=max_len), encoding="utf-8")
+    report = _capacity(workspace, path.read_text(encoding="utf-8"))
+    assert len(report["engine"]["groups"]) == 1
+    out = invoke(["check", "--output-format", "concise", "--select", "KV802", str(path)]).output
+    assert "KV802" not in out, out
+
+
+def test_v5_one_group_figures_do_differ_by_rounding(workspace):
+    """The case above is not vacuous: at 29,000 tokens the two figures kvlint compares differ."""
+    report = _capacity(workspace, _ONE_GROUP.format(max_len=29000))
+    engine = report["engine"]
+    assert int(engine["max_concurrency"] * 29000) != engine["kv_cache_tokens"]

@@ -73,10 +73,8 @@ EXPECTED = {
     "deepseekv3-b200-tp8-mxfp8-cutlass-mla-r516": mla_fp8_cell(512, 64, 61),
 }
 
-# kvlint's SGLang capacity (kvlint/capacity/sglang.py) prices FP4 as 0.5.21+ do: sglang_fp4 without
-# the dequant workspace, sglang_nvfp4 with it only for a FlashInfer prefill. 0.5.16-0.5.20 add the
-# Hkv x D x 2 workspace for every MHA FP4 cache (Llama-3.1-8B: 38,912 B/token, kvlint 36,864).
-WORKSPACE_GAP = "0.5.16-0.5.20 add a shared FP8 dequant workspace to every MHA FP4 cell; kvlint's capacity does not yet"
+# 0.5.16-0.5.20 add the Hkv x D x 2 workspace to every MHA FP4 cache (Llama-3.1-8B: 38,912 B/token);
+# kvlint's SGLang capacity reads that from the catalog default fp4_mha_dequant_workspace.
 
 
 def test_hand_formula_numbers():
@@ -121,8 +119,7 @@ def _params():
     out = []
     for release in RELEASES:
         for name in sorted(_cases(release)):
-            marks = [pytest.mark.xfail(strict=True, reason=WORKSPACE_GAP)] if not name.startswith("deepseek") else []
-            out.append(pytest.param(release, name, marks=marks, id=f"{release}-{name}"))
+            out.append(pytest.param(release, name, id=f"{release}-{name}"))
     return out
 
 

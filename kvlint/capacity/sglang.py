@@ -124,7 +124,17 @@ def sglang_capacity(deployment: Deployment, pool: PoolEstimate,
             else:
                 full += tb
                 sized_full += sized
-        if fmt == "sglang_nvfp4" and not (has_swa and swa):
+        mha = [p for p in plans if not p.geometry.is_mla]
+        if (fmt in ("sglang_fp4", "sglang_nvfp4") and mha and not (has_swa and swa)
+                and deployment.release_default("fp4_mha_dequant_workspace") is True):
+            # 0.5.16-0.5.20: one FP8 dequant workspace of Hkv x D for K and for V, shared by all
+            # layers, for every FP4 recipe (pool_configurator.py v0.5.16 _compute_cell_size L260-277)
+            workspace = deployment.kv_heads_per_gpu(mha[0].geometry) * mha[0].geometry.head_dim * 2
+            full += workspace
+            if stage_index == 0:
+                notes.append(f"SGLang {deployment.engine_version} adds an FP8 dequant workspace shared by all "
+                             f"layers to every FP4 cache ({workspace:,} B per token)")
+        elif fmt == "sglang_nvfp4" and not (has_swa and swa):
             full += nvfp4_backend_bytes(deployment, plans, notes if stage_index == 0 else [])
         cell = full + swa
         max_tokens = max(0, pool.pool_bytes) // cell if cell else 0

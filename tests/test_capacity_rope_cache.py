@@ -100,8 +100,8 @@ def test_given_pool_adds_nothing(tmp_path):
     assert "rope_cache" not in entry["engine"].get("pool_terms", {})
 
 
-# gpt-oss is left out: its MXFP4 checkpoint size (catalog) is not what vLLM loads, a larger error
-# than this term (benchmarks/capacity_logs/README.md), and its float32 cache is not modelled. So are
+# gpt-oss is left out: its float32 cache is not modelled, and what vLLM holds for its MXFP4 experts
+# is a term of its own (tests/test_capacity_mxfp4_layout.py checks those logs). So are
 # Gemma-3 (its second, linearly scaled cache is not modelled: see the test above) and Qwen2.5-7B
 # (vLLM loads 57 MiB more than checkpoint + cache on every Qwen2.5-7B log, fit and holdout, not
 # attributed). The --dtype float32 run is in: its checkpoint loads at 4 B per parameter and its

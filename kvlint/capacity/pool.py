@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any, List, Optional, Tuple
 
 from kvlint.capacity.sglang_load import sglang_weight_load
+from kvlint.capacity.vllm_mxfp4 import vllm_mxfp4_moe
 from kvlint.deployment import Deployment
 
 GiB = 1 << 30
@@ -484,6 +485,12 @@ def vllm_pool(deployment: Deployment) -> PoolEstimate:
     if rope:
         weights += rope
         notes.append(f"weights per GPU {weights:,} B: the checkpoint's {checkpoint:,} B {rope_text}")
+    mxfp4, mxfp4_band, mxfp4_text = vllm_mxfp4_moe(deployment)
+    if mxfp4:
+        weights += mxfp4
+        notes.append(f"weights per GPU {weights:,} B: {mxfp4_text}")
+    elif mxfp4_text:
+        notes.append(mxfp4_text)
     non_kv = deployment.memory.non_kv_memory
     non_kv_given = non_kv is not None
     parts: List[Tuple[str, int]] = []
@@ -511,6 +518,8 @@ def vllm_pool(deployment: Deployment) -> PoolEstimate:
                      "vLLM >= 0.20 subtracts from the KV budget")
         notes.append(text)
     extra: List[Tuple[float, float, str]] = list(extra_terms)
+    if mxfp4_band is not None:
+        extra.append(mxfp4_band)
     connector = deployment.kv_connector
     if connector is not None and not non_kv_given:
         buffer, why = _lmcache_buffer(deployment) if connector in KNOWN_CONNECTORS else (None, "")
@@ -534,7 +543,7 @@ def vllm_pool(deployment: Deployment) -> PoolEstimate:
         f"= {pool:,} B per GPU"
     )
     terms = (("device", device), ("weights", weights), ("non_kv", non_kv), *parts,
-             *((("rope_cache", rope),) if rope else ()))
+             *((("rope_cache", rope),) if rope else ()), *((("mxfp4_moe_layout", mxfp4),) if mxfp4 else ()))
     band = _band(pool, checkpoint, non_kv_given, tuple(extra))
     if extra_terms:
         band = replace(band, sized_low=int(sum(t[0] for t in extra_terms)),

@@ -9,8 +9,8 @@ kvlint.toml applies) and maps kvlint's findings to a predicted outcome:
 
 * refused: an error of an engine-compatibility rule, KV2xx or KV3xx (KV209, a kvlint input
   error, excepted), or KV604 (max_model_len above the model's limit), KV608 (the engine cannot
-  plan the KV layout), KV805 (a known defect that fails start-up); also the start-up-failure
-  defect warnings KV806 and KV807;
+  plan the KV layout), KV805 and KV808 (known defects that fail start-up); also the
+  start-up-failure defect warnings KV806 and KV807;
 * capacity-fail: an error of KV603 (one max_model_len sequence does not fit the pool) or KV606
   (no pool left);
 * fallback: KV313 (the engine ignores a backend or cache setting it was given), KV325 (it switches
@@ -64,7 +64,7 @@ CITING = [(ROOT / "rules", "*.yaml"), (ROOT / "kvlint", "*.py"), (HERE / "capaci
 GITHUB_REF = re.compile(r"github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull)/(\d+)(?!\d)|([\w.-]+/[\w.-]+)#(\d+)(?!\d)")
 
 OUTCOMES = ("starts", "refused", "fallback", "capacity-fail")
-REFUSED_ERROR_EXTRA = {"KV604", "KV608", "KV805"}
+REFUSED_ERROR_EXTRA = {"KV604", "KV608", "KV805", "KV808"}
 REFUSED_ANY_SEVERITY = {"KV806", "KV807"}
 NOT_ENGINE = {"KV209"}
 CAPACITY_ERRORS = {"KV603", "KV606"}

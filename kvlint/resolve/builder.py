@@ -258,6 +258,7 @@ class FactsBuilder:
         if engine_name in GGML_ENGINES:
             return self._resolve_ggml(engine_name, version, gpu, geometry)
         view = EngineView(self.catalogs, engine_name, version, self.facts)
+        self._backend_from_env(view, engine_name)
         dtype_literal = get(data, "kv_cache", "dtype", kind=str) or "auto"
         mdtype = model_dtype(data, geometry)
         if geometry is not None and geometry.dtype != mdtype:
@@ -273,9 +274,11 @@ class FactsBuilder:
         fmt = view.storage_format(stored_literal, mdtype, gpu)
         checkpoint = self.facts["model"]["kv_scales"]
         auto_quantized = False
-        if dtype_literal == "auto" and checkpoint != "none" and engine_name == "vllm":
+        if (dtype_literal == "auto" and checkpoint != "none" and engine_name == "vllm"
+                and view.default("checkpoint_kv_scheme_auto") != "model_dtype"):
             # vLLM: a checkpoint KV scheme turns `auto` into fp8 (`Attention.__init__`,
-            # vllm/model_executor/layers/attention/attention.py L288, v0.33.0).
+            # vllm/model_executor/layers/attention/attention.py L288, v0.33.0), from 0.14.0 only:
+            # up to 0.13.x the cache stays in the model dtype (catalog `checkpoint_kv_scheme_auto`).
             auto_quantized = True
             fmt = view.storage_format("fp8", mdtype, gpu)
         quantized = fmt is not None and fmt not in UNQUANTIZED_FORMATS
@@ -357,6 +360,17 @@ class FactsBuilder:
             )
         notes = [n for n in (weights_note, rewrite_note) if n]
         return Resolution(deployment=deployment, facts=self.facts, notes=notes)
+
+    def _backend_from_env(self, view: EngineView, engine_name: str) -> None:
+        """vLLM before 0.15 selects the backend VLLM_ATTENTION_BACKEND names (vllm/attention/selector.py
+        v0.11.0 L203; from 0.13 copied into attention_config.backend, vllm/config/attention.py v0.14.0
+        L83): with no engine.attention_backend, the variable is the requested backend. Where the
+        release ignores it (catalog `attention_backend_env`), KV313 says so and `auto` stays."""
+        if engine_name != "vllm" or view.release is None or get(self.data, "engine", "attention_backend", kind=str):
+            return
+        value = (get(self.data, "engine", "env", kind=dict) or {}).get("VLLM_ATTENTION_BACKEND")
+        if value and view.release.feature("attention_backend_env").status in ("available", "deprecated"):
+            self.facts["backend"]["requested"] = str(value)
 
     def _dtype_rewrite(self, view: EngineView, literal: str) -> Tuple[str, Optional[str]]:
         """The kv_cache_dtype the release stores for the named backend (the catalog's `rewrites`

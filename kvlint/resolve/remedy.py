@@ -20,15 +20,20 @@ facts (`remedies`), so it can be applied mechanically (tests/test_remedies.py do
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+import yaml
 
 from kvlint.catalog import Catalogs
 from kvlint.catalog.engines import ENGINE_DISPLAY, BackendInfo, EngineRelease
 from kvlint.catalog.selection import predict_backend
 from kvlint.deployment import GpuInfo
+from kvlint.conditions import Predicate, compile_condition
 from kvlint.resolve.mla_block import forced_block
-from kvlint.versions import parse_version
+from kvlint.resources import rules_dir
+from kvlint.versions import parse_version, version_matches
 
 # Block sizes tried after the backend's own preferred and listed ones (vLLM's CacheConfig
 # BlockSize literal holds 1, 8, 16, 32, 64, 128, 256: vllm/config/cache.py, v0.19.1).
@@ -142,11 +147,27 @@ class RemedySearch:
                                      has_sinks=s.sinks, block_size=block, per_head_scales=per_head)
             if chosen is None or chosen.backend is None or chosen.fails:
                 return None
-            return chosen.backend
+            return None if self._crashes(release, chosen.backend, literal) else chosen.backend
         info = release.backend(pinned, platform=s.platform, is_mla=s.is_mla)
         if info is None or not self._accepts(info, literal, block, per_head):
             return None
-        return info.name
+        return None if self._crashes(release, info.name, literal) else info.name
+
+    def _crashes(self, release: EngineRelease, backend: str, literal: str) -> bool:
+        """A known defect (rules/defects) fails start-up on `release` with this backend, cache dtype
+        and GPU (V11: FLASHINFER with an fp8 cache on SM90, vLLM 0.11-0.16): the catalog accepts
+        the configuration, but it is no remedy. Only triggers over the engine, backend, cache and
+        GPU facts can match here; the facts of the rest of the deployment are not known."""
+        s = self.setup
+        fmt = self._format(release, literal)
+        facts = {
+            "engine": {"name": s.engine, "version": release.version},
+            "backend": {"name": backend},
+            "kv_cache": {"dtype": literal, "format": fmt, "fp8": bool(fmt and fmt.startswith("fp8"))},
+            "gpu": {"cc": f"{s.cc[0]}.{s.cc[1]}"} if s.cc else {},
+        }
+        return any(engine == s.engine and version_matches(release.version, affected) and trigger(facts)
+                   for engine, affected, trigger in _startup_crash_defects())
 
     def _accepts(self, info: BackendInfo, literal: str, block: Optional[int], per_head: bool) -> bool:
         s = self.setup
@@ -336,3 +357,21 @@ class RemedySearch:
             joiner = "or use" if backends or len(found) > 1 else "use"
             parts.append(f"{joiner} {what}, which {who} accepts here")
         return "; " + "; ".join(parts), found
+
+
+@functools.lru_cache(maxsize=1)
+def _startup_crash_defects() -> Tuple[Tuple[str, str, Predicate], ...]:
+    """(engine, affected releases, trigger) of each known defect that fails start-up and is an
+    error (established by a reproduction or an upstream fix: docs/defects.md)."""
+    found = []
+    for path in sorted((rules_dir() / "defects").glob("*.yaml")):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue
+        if not isinstance(data, dict) or data.get("symptom") != "startup-crash" or data.get("severity") != "error":
+            continue
+        trigger = compile_condition(data.get("trigger"))
+        if trigger is not None and isinstance(data.get("engine"), str) and isinstance(data.get("affected"), str):
+            found.append((data["engine"], data["affected"], trigger))
+    return tuple(found)

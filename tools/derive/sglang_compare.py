@@ -266,6 +266,14 @@ _RUNTIME = {
                        "L1429-1434, v0.5.2 L1650-1656; python/sglang/srt/layers/attention/attention_registry.py "
                        "create_flashattention_v3_backend v0.5.9 L129-135, v0.5.23 L240-246), which the derivation "
                        "does not run; KV323 follows that assertion"),
+    ("KV323", "flashmla"): ("the argument stage takes flashmla on any GPU, but sgl-kernel builds the FlashMLA kernels "
+                            "for sm_90a and (CUDA > 12.8) sm_100a only (sgl-kernel/cmake/flashmla.cmake "
+                            "FLASHMLA_CUDA_FLAGS: 'The FlashMLA kernels only work on hopper'), so another GPU has no "
+                            "kernel image at the first forward, which the derivation does not run"),
+    ("KV323", "cutlass_mla"): ("the argument stage takes cutlass_mla on any GPU, but its only kernel is CUTLASS's SM100 MLA "
+                               "kernel (sgl-kernel/csrc/attention/cutlass_mla_kernel.cu at 15f07a0: struct MlaSm100, "
+                               "Sm100FmhaMlaKernelTmaWarpspecialized), which runs on Blackwell SM100 only; the "
+                               "derivation does not run the kernel"),
     ("KV323", "hpc_ops"): ("hpc_ops's constructor raises 'The hpc_ops attention backend requires an SM90 (Hopper) GPU' "
                            "off SM90 (python/sglang/srt/layers/attention/hpc_ops_backend.py v0.5.23 "
                            "HPCOpsAttnBackend.__init__ L138-143), which the derivation does not run"),

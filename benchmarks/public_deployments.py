@@ -45,8 +45,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -55,6 +53,10 @@ from pathlib import Path
 from typing import List, Optional, Set
 
 import yaml
+
+# The runner helpers are capacity_accuracy's (the same kvlint lookup and manifest bodies).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from capacity_accuracy import find_kvlint, full_manifest  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -87,12 +89,6 @@ def load_cases(directory: Path) -> List[dict]:
         doc["_path"] = path
         cases.append(doc)
     return sorted(cases, key=lambda d: d["id"])
-
-
-def full_manifest(doc: dict) -> dict:
-    """The case's `manifest:` body as a kvlint/v1 Deployment. apiVersion and kind are implied in the
-    case files so that `kvlint check DIR` does not take them for manifests."""
-    return {"apiVersion": "kvlint/v1", "kind": "Deployment", **doc["manifest"]}
 
 
 def write_case(doc: dict, folder: Path) -> Path:
@@ -135,18 +131,6 @@ def seen_by_kvlint(url: str, cited: tuple) -> bool:
     keys, text = cited
     key = github_key(url)
     return key in keys if key else url in text
-
-
-def find_kvlint(explicit: Optional[str]) -> List[str]:
-    if explicit:
-        return shlex.split(explicit)
-    venv = Path(sys.executable).parent / "kvlint"
-    if venv.exists():
-        return [str(venv)]
-    found = shutil.which("kvlint")
-    if found:
-        return [found]
-    return [sys.executable, "-m", "kvlint"]
 
 
 def run_check(kvlint: List[str], doc: dict) -> dict:

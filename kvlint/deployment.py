@@ -268,6 +268,21 @@ class Deployment:
     def release_default(self, name: str, fallback: Any = None) -> Any:
         return self.release_defaults.get(name, fallback)
 
+    def env_value(self, name: Optional[str]) -> Optional[str]:
+        """engine.env[name] as written; None when unset (or no name)."""
+        return next((v for k, v in self.env if k == name), None) if name else None
+
+    def env_flag(self, name: Optional[str]) -> Optional[bool]:
+        """A boolean vLLM environment switch as vllm/envs.py reads it, bool(int(value)); None when
+        unset or not an integer."""
+        raw = self.env_value(name)
+        if raw is None:
+            return None
+        try:
+            return bool(int(raw.strip()))
+        except ValueError:
+            return None
+
     def kv_heads_per_gpu(self, layer: LayerGeometry) -> int:
         """vLLM ModelConfig.get_num_kv_heads: max(1, Hkv // tp); MLA latents are not split."""
         if layer.is_mla:

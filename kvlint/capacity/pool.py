@@ -229,23 +229,19 @@ LMCACHE_DEFAULT_CHUNK_SIZE = 256
 KNOWN_CONNECTORS = ("LMCacheConnectorV1",)
 
 
-def _env(deployment: Deployment, name: str) -> Optional[str]:
-    return next((v for k, v in deployment.env if k == name), None)
-
-
 def _lmcache_buffer(deployment: Deployment) -> Tuple[Optional[int], str]:
     """(bytes per GPU, sentence) of LMCache's GPU staging buffer; None when the configuration
     that sizes it is not in the manifest (a config file, the layerwise or NIXL paths)."""
-    if _env(deployment, "LMCACHE_CONFIG_FILE"):
+    if deployment.env_value("LMCACHE_CONFIG_FILE"):
         return None, ("LMCache reads its chunk size and paths from LMCACHE_CONFIG_FILE, which kvlint "
                       "does not read")
     for flag in ("LMCACHE_USE_LAYERWISE", "LMCACHE_ENABLE_NIXL"):
-        if (_env(deployment, flag) or "").strip().lower() in ("1", "true", "yes", "on"):
+        if (deployment.env_value(flag) or "").strip().lower() in ("1", "true", "yes", "on"):
             return None, f"{flag} selects an LMCache GPU path whose buffers kvlint does not model"
     model = deployment.model
     if model is None or not model.layers:
         return None, "the model geometry is unknown"
-    raw_chunk = _env(deployment, "LMCACHE_CHUNK_SIZE")
+    raw_chunk = deployment.env_value("LMCACHE_CHUNK_SIZE")
     try:
         chunk = int(raw_chunk) if raw_chunk is not None else LMCACHE_DEFAULT_CHUNK_SIZE
     except ValueError:
@@ -384,13 +380,7 @@ def _sampler_switch(deployment: Deployment, name: Optional[str]) -> Optional[boo
     FlashInfer (used where it is installed; TopKTopPSampler.__init__, topk_topp_sampler.py L33-57
     v0.9.2, L34-59 v0.10.1.1, L42-67 v0.10.2, L39-64 v0.11.0; from v0.11.1, L34-47, only True
     selects it). None when unset, not an integer, or not catalogued."""
-    raw = _env(deployment, name) if name else None
-    if raw is None:
-        return None
-    try:
-        return bool(int(raw.strip()))
-    except ValueError:
-        return None
+    return deployment.env_flag(name)
 
 
 # What vLLM's distributed init allocates on one GPU under tensor parallelism (NCCL communicators,

@@ -119,17 +119,6 @@ def layer_bytes(d: MoeDims, tp: int, backend: str, hopper_prepad: bool = False, 
     return e * (2 * ip * hp // 2 + 2 * ip * hp // 32 + 2 * ip * bias + hp * ip // 2 + hp * ip // 32 + hp * bias)
 
 
-def _flag(deployment: Deployment, name: Optional[str]) -> Optional[bool]:
-    """A boolean vLLM env switch as envs.py reads it (bool(int(value))); None when unset or unreadable."""
-    raw = next((v for k, v in deployment.env if k == name), None) if name else None
-    if raw is None:
-        return None
-    try:
-        return bool(int(raw.strip()))
-    except ValueError:
-        return None
-
-
 def backends(deployment: Deployment) -> Tuple[Optional[str], Tuple[str, ...], str, Dict[str, Any]]:
     """(the backend taken, other backends the install can give, why, the release's layout fact)
     from the engine catalog's `mxfp4_moe_layout`; backend None where the layout is not modelled."""
@@ -139,9 +128,9 @@ def backends(deployment: Deployment) -> Tuple[Optional[str], Tuple[str, ...], st
         return None, (), f"vLLM {deployment.engine_version}'s MXFP4 MoE code is not catalogued", fact
     if cc is None:
         return None, (), "the GPU's compute capability is unknown", fact
-    if _flag(deployment, fact.get("marlin_env")):
+    if deployment.env_flag(fact.get("marlin_env")):
         return "marlin", (), f"{fact['marlin_env']}=1", fact
-    if cc[0] == 9 and _flag(deployment, fact.get("sm90_flashinfer_env")):
+    if cc[0] == 9 and deployment.env_flag(fact.get("sm90_flashinfer_env")):
         return "flashinfer_cutlass", (), f"{fact['sm90_flashinfer_env']}=1 on SM90 takes FlashInfer CUTLASS", fact
     for rule in fact.get("by_sm") or ():
         if ("below" in rule and cc[0] < rule["below"]) or rule.get("major") == cc[0]:

@@ -47,6 +47,11 @@ class Arg:
     whole: Span  # the element as written (quotes included)
     origin: str  # "args[3]", "command[0]", "line 12"
     expansion: bool = False  # holds `$…` / `` `…` `` (shell) or `$(…)` (Kubernetes)
+    # what the shell could not resolve in it (`$MODEL` from the caller's environment, a command
+    # substitution, `"$@"` of a script run with unknown arguments): the text is as written
+    unresolved: Tuple[str, ...] = ()
+    # an unquoted unresolved expansion: at run time it may be zero, one or several arguments
+    splits: bool = False
 
     def span(self, start: int = 0, end: Optional[int] = None) -> Span:
         end = len(self.text) if end is None else end
@@ -544,9 +549,12 @@ class _Parser:
 
     def _text(self, arg: Arg, start: int, spec: flag_table.FlagSpec) -> Optional[str]:
         text = arg.text[start:]
-        if not arg.expansion and "$" not in text and "{{" not in text:
+        if arg.unresolved:
+            expanded, unresolved = text, list(arg.unresolved)
+        elif not arg.expansion and "$" not in text and "{{" not in text:
             return text
-        expanded, unresolved = expand(text, self.env, kubernetes=self.kubernetes)
+        else:
+            expanded, unresolved = expand(text, self.env, kubernetes=self.kubernetes)
         if unresolved:
             what = ", ".join(sorted(set(unresolved)))
             self.problem(
@@ -766,7 +774,7 @@ class _Parser:
         return None, False
 
     def _positionals(self) -> None:
-        stray = list(self.positionals)
+        stray = [arg for arg in self.positionals if not self._run_time_arguments(arg)]
         takes_model = self.form in ("vllm serve", "trtllm-serve", "entrypoint") or (
             self.form == "sglang serve"
         )
@@ -799,6 +807,15 @@ class _Parser:
                 ignored.span(), "warning", "/model/name",
             )
         for arg in stray:
+            if arg.unresolved or (arg.expansion and expand(arg.text, self.env, kubernetes=self.kubernetes)[1]):
+                self.problem(
+                    "unresolved-value",
+                    f"argument {arg.text!r} is decided when the container or script runs "
+                    f"({', '.join(arg.unresolved) or 'a variable kvlint cannot resolve'}); the settings "
+                    "it may carry are not checked",
+                    arg.span(), "info",
+                )
+                continue
             self.problem(
                 "unexpected-argument",
                 f"unexpected argument {arg.text!r}: {flag_table.display(self.engine)} takes no further "
@@ -807,6 +824,21 @@ class _Parser:
                    if arg.text.lower() in ("true", "false") else ""),
                 arg.span(),
             )
+
+
+    def _run_time_arguments(self, arg: Arg) -> bool:
+        """An unquoted unresolved expansion (`$EXTRA_ARGS`, `"$@"` of a script whose arguments are
+        not known) standing where an argument starts: the engine may see none, one or several
+        arguments there. Reported once as not resolved; never taken for the model or a stray."""
+        if not (arg.unresolved and arg.splits):
+            return False
+        self.problem(
+            "unresolved-value",
+            f"{arg.text!r} expands to arguments decided when the command runs "
+            f"({', '.join(arg.unresolved)}); the engine settings they may carry are not checked",
+            arg.span(), "info",
+        )
+        return True
 
 
 # -fa values: is_truthy / is_falsey / is_autoy in common/arg.cpp

@@ -4,22 +4,26 @@ Compose file reference (https://docs.docker.com/reference/compose-file/services/
 `entrypoint` and `command` (a list, or a string split like a shell word list — no shell runs),
 `environment` (map or `KEY=VALUE` list), GPUs in
 `deploy.resources.reservations.devices[] {driver: nvidia, count | device_ids, capabilities: [gpu]}`
-(https://docs.docker.com/compose/how-tos/gpu-support/). `${VAR:-default}` / `${VAR-default}` are
-resolved to their defaults; a bare `${VAR}` comes from the caller's `.env` and stays unknown.
+(https://docs.docker.com/compose/how-tos/gpu-support/). Variables are interpolated as Compose does
+(`compose_vars.py`: `.env` beside the file, defaults, `$$`); `env_file` files beside the compose
+file add to the container environment; `extends` of a service in the same file is followed.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from typing import Any, Dict, List, Optional, Tuple
 
 from kvlint.load import Document
 
 from kvlint.adapters import shell
-from kvlint.adapters.cmdline import Arg, arg_from_located, arg_from_word
-from kvlint.adapters.images import engine_from_image
+from kvlint.adapters.cmdline import Arg, arg_from_word
+from kvlint.adapters.compose_vars import Interpolated, MappedLocator, interpolate, read_dotenv
+from kvlint.adapters.images import ImageEngine, engine_from_image
 from kvlint.adapters.launch import ReleaseFor, image_backend, image_launch, run_argv, shell_problems
 from kvlint.adapters.result import Adapted, Problem, pointer
-from kvlint.adapters.source import LineLocator, scalar_locator
+from kvlint.adapters.source import LineLocator, Locator, scalar_locator
 from kvlint.adapters.workload import Draft, Fact, assemble, comment_statements, is_engine_env, problem
 
 
@@ -32,56 +36,150 @@ def detect(data: Any, path: str = "") -> bool:
     return any(isinstance(s, dict) and ("image" in s or "build" in s or "command" in s) for s in services.values())
 
 
+class _Compose:
+    """One compose document with its interpolation variables."""
+
+    def __init__(self, path: str, text: str, document: Document, variables: Dict[str, str]):
+        self.path = path
+        self.text = text
+        self.lines = LineLocator(text)
+        self.document = document
+        self.variables = variables
+        self.problems: List[Problem] = []
+
+    def interpolate(self, value: str, ptr: str, what: str) -> Interpolated:
+        result = interpolate(value, self.variables)
+        for missing in dict.fromkeys(result.unresolved):
+            self.problems.append(problem(
+                "unresolved-value",
+                f"{what} depends on {missing}, which neither the file nor the `.env` beside it sets; "
+                "its value is decided by whoever runs `docker compose`, so what depends on it is not checked",
+                self.document.span(ptr), "info",
+            ))
+        return result
+
+    def located(self, ptr: str, value: str) -> Tuple[str, Locator, Tuple[str, ...]]:
+        """A string value interpolated, with the locator of its characters in the file."""
+        span = self.document.span(ptr)
+        located = scalar_locator(self.text, self.lines, span, value)
+        result = interpolate(value, self.variables)
+        if not result.changed:
+            return value, located.locator, ()
+        return result.text, MappedLocator(located.locator, result.offsets), result.unresolved
+
+
 def adapt_document(path: str, text: str, document: Document) -> Tuple[List[Adapted], List[Problem]]:
-    lines = LineLocator(text)
+    variables, why = read_dotenv(path)
+    compose = _Compose(path, text, document, variables)
     comments = comment_statements(text)
     workloads: List[Adapted] = []
     problems: List[Problem] = []
-    for name, service in document.data["services"].items():
+    if why is not None:
+        problems.append(problem(
+            "not-checked", f"{why}; the variables it sets are not interpolated", document.span("/services"), "info",
+        ))
+    services = document.data["services"]
+    for name, service in services.items():
         if not isinstance(service, dict):
             continue
         base = f"/services{pointer(str(name))}"
-        adapted, note = _adapt_service(path, text, lines, document, base, str(name), service, comments)
+        compose.problems = []
+        adapted, note = _adapt_service(compose, base, str(name), _extended(services, str(name)), comments)
         workloads.extend(adapted)
         if note is not None:
             problems.append(note)
     return workloads, problems
 
 
-def _argv(
-    text: str, lines: LineLocator, document: Document, ptr: str, value: Any, origin: str
-) -> Tuple[List[Arg], List[Problem]]:
-    span = document.span(ptr)
+def _partial_image(raw: str) -> Optional[ImageEngine]:
+    """The engine of an image whose tag holds a variable nobody set (`llama.cpp:server-cuda-${B}`):
+    the repository still names the engine; the release stays unknown (not an unpinned image)."""
+    slash = raw.rfind("/", 0, raw.find("$") if "$" in raw else len(raw))
+    repository, colon, tag = raw[slash + 1:].partition(":")
+    repository = raw[:slash + 1] + repository
+    if not colon or "$" in repository:
+        return None
+    known = re.sub(r"[-_.]?\$\{[^}]*\}|[-_.]?\$[A-Za-z_][A-Za-z0-9_]*", "", tag)
+    image = engine_from_image(f"{repository}:{known}" if known else repository)
+    if image is None:
+        return None
+    return replace(image, release=None, floating=False,
+                   why_unknown=f"the image tag {tag!r} depends on a variable nobody set; give the release "
+                   "in `.env`, or a `# kvlint: engine-version=…` comment")
+
+
+def _extended(services: Dict[str, Any], name: str) -> Dict[str, Tuple[Any, str]]:
+    """The service's keys, each with the pointer it is read from, following `extends` of services
+    in the same file (the service's own keys win; `environment` maps merge)."""
+    chain: List[str] = []
+    current: Optional[str] = name
+    while current is not None and current not in chain and len(chain) < 8:
+        chain.append(current)
+        service = services.get(current)
+        extends = service.get("extends") if isinstance(service, dict) else None
+        if isinstance(extends, str):
+            current = extends
+        elif isinstance(extends, dict) and "file" not in extends and isinstance(extends.get("service"), str):
+            current = extends["service"]
+        else:
+            current = None
+    fields: Dict[str, Tuple[Any, str]] = {}
+    for service_name in reversed(chain):
+        service = services.get(service_name)
+        if not isinstance(service, dict):
+            continue
+        for key, value in service.items():
+            fields[str(key)] = (value, f"/services{pointer(service_name)}/{pointer(str(key))[1:]}")
+    return fields
+
+
+def _argv(compose: _Compose, ptr: str, value: Any, origin: str) -> Tuple[List[Arg], List[Problem]]:
+    document = compose.document
     if isinstance(value, list):
         args = []
         for i, item in enumerate(value):
-            item_span = document.span(f"{ptr}/{i}")
+            item_ptr = f"{ptr}/{i}"
+            item_span = document.span(item_ptr)
             item_text = item if isinstance(item, str) else str(item)
-            args.append(arg_from_located(scalar_locator(text, lines, item_span, item_text), item_span, f"{origin}[{i}]"))
+            text, locator, missing = compose.located(item_ptr, item_text)
+            args.append(Arg(text, tuple(range(len(text))), locator, item_span, f"{origin}[{i}]",
+                            "$" in text, missing))
         return args, []
     if isinstance(value, str):
-        located = scalar_locator(text, lines, span, value)
-        script = shell.parse(value)
+        text, locator, missing = compose.located(ptr, value)
+        script = shell.parse(text)
         words = [w for command in script.commands for w in command.assignments + command.words]
-        return [arg_from_word(w, located.locator, origin) for w in words], shell_problems(script, located.locator)
+        args = [arg_from_word(w, locator, origin) for w in words]
+        if missing:
+            # Compose splits the interpolated string; a value it could not decide may be any words
+            args = [Arg(a.text, a.offsets, a.locator, a.whole, a.origin, True, missing, True)
+                    if "${" in a.text or "$" in a.text else a for a in args]
+        return args, shell_problems(script, locator)
     return [], []
 
 
 def _adapt_service(
-    path: str, text: str, lines: LineLocator, document: Document, base: str, name: str,
-    service: Dict[str, Any], comments: Dict[str, Fact],
+    compose: _Compose, base: str, name: str, fields: Dict[str, Tuple[Any, str]], comments: Dict[str, Fact],
 ) -> Tuple[List[Adapted], Optional[Problem]]:
+    path, document = compose.path, compose.document
     where = f"service {name!r}"
-    image_raw = service.get("image")
-    image = engine_from_image(image_raw) if isinstance(image_raw, str) else None
-    env_values, env_facts = _environment(document, base, service, where)
-    entry, entry_problems = _argv(text, lines, document, f"{base}/entrypoint", service.get("entrypoint"), f"{where} entrypoint")
-    command, command_problems = _argv(text, lines, document, f"{base}/command", service.get("command"), f"{where} command")
+    image_raw, image_ptr = fields.get("image", (None, f"{base}/image"))
+    image = None
+    if isinstance(image_raw, str):
+        interpolated = compose.interpolate(image_raw, image_ptr, f"{where} image {image_raw!r}")
+        image_raw = interpolated.text
+        image = engine_from_image(image_raw) if not interpolated.unresolved else _partial_image(image_raw)
+    env_values, env_facts = _environment(compose, fields, where)
+    entry_value, entry_ptr = fields.get("entrypoint", (None, f"{base}/entrypoint"))
+    command_value, command_ptr = fields.get("command", (None, f"{base}/command"))
+    entry, entry_problems = _argv(compose, entry_ptr, entry_value, f"{where} entrypoint")
+    command, command_problems = _argv(compose, command_ptr, command_value, f"{where} command")
+    entry_problems = compose.problems + entry_problems
     release_for = ReleaseFor(image.engine if image else None, image.release if image else None)
     entrypoint = (image.engine, len(entry)) if image is not None and not entry else None
     result = run_argv(entry + command, env_values, release_for, entrypoint=entrypoint)
     if not result.recognised and image is not None and image.serves and not entry and not command:
-        result = image_launch(image.engine, document.span(f"{base}/image"))
+        result = image_launch(image.engine, document.span(image_ptr))
     root = document.span(base)
     if not result.recognised:
         if image is None:
@@ -98,7 +196,7 @@ def _adapt_service(
                       root=root, meta_name=name)
         draft.command = launch.command
         draft.problems.extend(entry_problems + command_problems + result.problems)
-        image_span = document.span(f"{base}/image") if image_raw is not None else root
+        image_span = document.span(image_ptr) if image_raw is not None else root
         draft.anchors["/engine"] = image_span
         if (
             image is not None and image.engine == "vllm" and not entry and command
@@ -114,8 +212,8 @@ def _adapt_service(
             ))
         engine = launch.command.engine
         if image is not None and image.engine == engine:
-            draft.engine = Fact(engine, image_span, f"{where} image", document.key_spans.get(f"{base}/image"))
-            draft.settings.extend(image_backend(image, image_span, document.key_spans.get(f"{base}/image"), where))
+            draft.engine = Fact(engine, image_span, f"{where} image", document.key_spans.get(image_ptr))
+            draft.settings.extend(image_backend(image, image_span, document.key_spans.get(image_ptr), where))
             if image.release:
                 draft.release = Fact(image.release, image_span, f"{where} image tag")
             else:
@@ -124,7 +222,7 @@ def _adapt_service(
                     draft.problems.append(problem("unpinned-image", image.why_unknown, image_span, "warning", "/engine/version"))
         else:
             draft.engine = Fact(engine, launch.command.span, f"{where} command")
-        count = _gpu_count(document, base, service, where, draft)
+        count = _gpu_count(document, fields, where, draft)
         if count is not None:
             draft.gpu_count = count
         draft.env = dict(env_facts)
@@ -139,35 +237,57 @@ def _adapt_service(
 
 
 def _environment(
-    document: Document, base: str, service: Dict[str, Any], where: str
+    compose: _Compose, fields: Dict[str, Tuple[Any, str]], where: str
 ) -> Tuple[Dict[str, str], Dict[str, Fact]]:
+    """The container environment: `env_file` files (in order), then `environment`, which wins."""
+    document = compose.document
     values: Dict[str, str] = {}
     facts: Dict[str, Fact] = {}
-    environment = service.get("environment")
-    if isinstance(environment, dict):
-        for key, value in environment.items():
-            if value is None:
-                continue
-            vptr = f"{base}/environment{pointer(str(key))}"
-            values[str(key)] = str(value)
-            if is_engine_env(str(key)):
-                facts[str(key)] = Fact(str(value), document.span(vptr), f"{where} environment {key}",
-                                       document.key_spans.get(vptr))
-    elif isinstance(environment, list):
-        for i, item in enumerate(environment):
-            if not isinstance(item, str) or "=" not in item:
-                continue
-            key, _, value = item.partition("=")
+    env_files, env_files_ptr = fields.get("env_file", (None, ""))
+    for i, entry in enumerate(env_files if isinstance(env_files, list) else [env_files]):
+        name = entry.get("path") if isinstance(entry, dict) else entry
+        if not isinstance(name, str) or not name:
+            continue
+        ptr = f"{env_files_ptr}/{i}" if isinstance(env_files, list) else env_files_ptr
+        found, why = read_dotenv(compose.path, compose.interpolate(name, ptr, f"{where} env_file").text)
+        if why is not None:
+            compose.problems.append(problem(
+                "not-checked", f"{where} env_file: {why}; the variables it sets are not checked",
+                document.span(ptr), "info",
+            ))
+        for key, value in found.items():
             values[key] = value
             if is_engine_env(key):
-                span = document.span(f"{base}/environment/{i}")
-                facts[key] = Fact(value, span, f"{where} environment[{i}] {key}")
+                facts[key] = Fact(value, document.span(ptr), f"{where} env_file {name} {key}")
+    environment, env_ptr = fields.get("environment", (None, ""))
+    items: List[Tuple[str, Any, str]] = []
+    if isinstance(environment, dict):
+        items = [(str(k), v, f"{env_ptr}{pointer(str(k))}") for k, v in environment.items()]
+    elif isinstance(environment, list):
+        for i, item in enumerate(environment):
+            if isinstance(item, str) and "=" in item:
+                key, _, value = item.partition("=")
+                items.append((key, value, f"{env_ptr}/{i}"))
+    for key, value, vptr in items:
+        if value is None:
+            continue  # `NAME` alone: the value comes from the shell running compose
+        raw = value if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else str(value)
+        interpolated = compose.interpolate(raw, vptr, f"{where} environment {key}")
+        if interpolated.unresolved:
+            values.pop(key, None)
+            facts.pop(key, None)
+            continue
+        values[key] = interpolated.text
+        if is_engine_env(key):
+            facts[key] = Fact(interpolated.text, document.span(vptr), f"{where} environment {key}",
+                              document.key_spans.get(vptr))
     return values, facts
 
 
-def _gpu_count(document: Document, base: str, service: Dict[str, Any], where: str, draft: Draft) -> Optional[Fact]:
-    devices_ptr = f"{base}/deploy/resources/reservations/devices"
-    node: Any = service
+def _gpu_count(document: Document, fields: Dict[str, Tuple[Any, str]], where: str, draft: Draft) -> Optional[Fact]:
+    deploy, deploy_ptr = fields.get("deploy", (None, ""))
+    devices_ptr = f"{deploy_ptr}/resources/reservations/devices"
+    node: Any = {"deploy": deploy}
     for part in ("deploy", "resources", "reservations", "devices"):
         node = node.get(part) if isinstance(node, dict) else None
     for i, device in enumerate(node if isinstance(node, list) else []):

@@ -31,7 +31,7 @@ from typing import List, Optional, Tuple
 _LEADING_RESERVED = frozenset(
     {"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "time"}
 )
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 
 SEPARATORS = frozenset({";", "&", "&&", "|", "||", "|&", "(", ")", "\n", ";;"})
 _REDIRECTIONS = frozenset({"<", ">", ">>", "<<", "<<-", "<&", ">&", "<>", ">|", "&>", "&>>", "<<<"})
@@ -52,6 +52,9 @@ class Word:
     end: int  # offset just past its last source character
     quoted: bool = False  # some part was quoted or escaped
     expansion: bool = False  # holds `$…` or `` `…` `` outside single quotes (kept verbatim)
+    # each expansion as (first index in text, index past it, inside double quotes): where the
+    # shell substitutes a value, and whether it then splits the value into fields (unquoted only)
+    expansions: Tuple[Tuple[int, int, bool], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,25 @@ class ShellProblem:
 
 
 @dataclass(frozen=True)
+class HereDoc:
+    """The body of a here-document (`<<EOF`), as offsets into the script text."""
+
+    start: int
+    end: int
+    expands: bool  # an unquoted delimiter: the shell expands `$…` in the body
+
+
+@dataclass(frozen=True)
+class ArrayAssignment:
+    """`NAME=(word …)` or `NAME+=(word …)`."""
+
+    name: str
+    append: bool
+    elements: Tuple[Word, ...]
+    word: Word  # the `NAME=` word
+
+
+@dataclass(frozen=True)
 class Command:
     """A simple command: leading `NAME=value` assignments, then the argv words."""
 
@@ -81,14 +103,38 @@ class Command:
     words: Tuple[Word, ...]
     start: int
     end: int
+    # runs only if the command before it in an `a && b` / `a || b` list succeeded / failed
+    conditional: bool = False
+    piped: bool = False  # a later element of a pipeline (`… | xargs vllm serve`): a subshell
+    stdin: Optional[HereDoc] = None  # `<<EOF` body fed to the command
+    here_string: Optional[Word] = None  # `<<< word`
+    arrays: Tuple[ArrayAssignment, ...] = ()
+
+
+@dataclass(frozen=True)
+class Block:
+    """Where a compound command opens, changes branch or closes, in command order.
+
+    kind: "open" (if, while/until/for, case, `{ … }`, a function body, a `( … )` subshell),
+    "branch" (else, elif, `;;`) or "close"; `compound` names the compound for "open";
+    `loop_variable` is the name a `for` loop assigns.
+    """
+
+    kind: str
+    compound: str = ""
+    loop_variable: str = ""
 
 
 @dataclass
 class Script:
-    """A shell script read into simple commands, with the problems found."""
+    """A shell script read into simple commands, with the problems found.
+
+    `items` holds the commands and the Blocks around them in order; `commands` only the commands.
+    """
 
     commands: List[Command] = field(default_factory=list)
     problems: List[ShellProblem] = field(default_factory=list)
+    items: List[object] = field(default_factory=list)
 
 
 class _Lexer:
@@ -98,7 +144,8 @@ class _Lexer:
         self.i = 0
         self.tokens: List[object] = []
         self.problems: List[ShellProblem] = []
-        self.pending_heredocs: List[Tuple[str, bool, int]] = []  # (delimiter, strip_tabs, start)
+        # (delimiter, strip_tabs, start, delimiter quoted)
+        self.pending_heredocs: List[Tuple[str, bool, int, bool]] = []
         self.expect_heredoc_word: Optional[Tuple[bool, int]] = None
         # word under construction
         self.chars: List[str] = []
@@ -106,6 +153,8 @@ class _Lexer:
         self.word_start = -1
         self.quoted = False
         self.expansion = False
+        self.expansions: List[Tuple[int, int, bool]] = []
+        self.heredocs: List[HereDoc] = []  # bodies in the order their operators appear
 
     # -- word buffer -------------------------------------------------------------------------
     def _begin(self, at: int) -> None:
@@ -120,15 +169,17 @@ class _Lexer:
         if self.word_start < 0:
             return
         word = Word(
-            "".join(self.chars), tuple(self.offs), self.word_start, end, self.quoted, self.expansion
+            "".join(self.chars), tuple(self.offs), self.word_start, end, self.quoted, self.expansion,
+            tuple(self.expansions),
         )
         self.chars, self.offs = [], []
         self.word_start = -1
         self.quoted = self.expansion = False
+        self.expansions = []
         if self.expect_heredoc_word is not None:
             strip_tabs, op_start = self.expect_heredoc_word
             self.expect_heredoc_word = None
-            self.pending_heredocs.append((word.text, strip_tabs, op_start))
+            self.pending_heredocs.append((word.text, strip_tabs, op_start, word.quoted))
         self.tokens.append(word)
 
     # -- main loop ---------------------------------------------------------------------------
@@ -145,7 +196,7 @@ class _Lexer:
             elif ch == "$" or ch == "`":
                 self._begin(self.i)
                 self.expansion = True
-                self._expansion(self.i)
+                self._expansion(self.i, False)
             elif ch == "\n":
                 self._finish_word(self.i)
                 self.tokens.append(Operator("\n", self.i, self.i + 1))
@@ -165,7 +216,7 @@ class _Lexer:
                 self.i += 1
         self._finish_word(self.n)
         if self.pending_heredocs:
-            delim, _, start = self.pending_heredocs[0]
+            delim, _, start, _ = self.pending_heredocs[0]
             self._problem(
                 "unterminated-heredoc", f"here-document ends at end of input without {delim!r}",
                 start, self.n,
@@ -227,7 +278,7 @@ class _Lexer:
             if ch == "$" or ch == "`":
                 self.expansion = True
                 self.i = j
-                self._expansion(j)
+                self._expansion(j, True)
                 j = self.i
                 continue
             self._add(ch, j)
@@ -235,8 +286,14 @@ class _Lexer:
         self._problem("unterminated-quote", "double quote is never closed", start, n)
         self.i = n
 
-    def _expansion(self, start: int) -> None:
+    def _expansion(self, start: int, in_double_quotes: bool) -> None:
         """Copy `$name`, `${…}`, `$(…)`, `$((…))` or `` `…` `` verbatim; leaves self.i past it."""
+        first = len(self.chars)
+        self._expansion_text(start)
+        if len(self.chars) > first:
+            self.expansions.append((first, len(self.chars), in_double_quotes))
+
+    def _expansion_text(self, start: int) -> None:
         text, n = self.text, self.n
         if text[start] == "`":
             j = start + 1
@@ -349,16 +406,20 @@ class _Lexer:
         """After a newline, skip the bodies of here-documents opened on the line just ended."""
         text, n = self.text, self.n
         while self.pending_heredocs:
-            delimiter, strip_tabs, start = self.pending_heredocs.pop(0)
+            delimiter, strip_tabs, start, quoted = self.pending_heredocs.pop(0)
             delimiter = delimiter.strip()
+            body_start = self.i
             while self.i < n:
                 end = text.find("\n", self.i)
                 line_end = n if end < 0 else end
                 line = text[self.i:line_end]
+                line_start = self.i
                 self.i = n if end < 0 else end + 1
                 if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                    self.heredocs.append(HereDoc(body_start, line_start, not quoted))
                     break
             else:
+                self.heredocs.append(HereDoc(body_start, n, not quoted))
                 self._problem(
                     "unterminated-heredoc",
                     f"here-document ends at end of input without {delimiter!r}",
@@ -366,8 +427,14 @@ class _Lexer:
                 )
 
 
+_ARRAY_START = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=$")
+_OPENERS = {"if": "if", "while": "loop", "until": "loop", "{": "group"}
+_CLOSERS = frozenset({"fi", "done", "esac", "}"})
+
+
 def _is_assignment(word: Word) -> bool:
-    """`NAME=value` is an assignment only when `NAME=` is written unquoted (XCU 2.10.2 rule 7)."""
+    """`NAME=value` (or `NAME+=value`) is an assignment only when `NAME=` is written unquoted
+    (XCU 2.10.2 rule 7)."""
     match = _ASSIGNMENT.match(word.text)
     if not match:
         return False
@@ -375,44 +442,167 @@ def _is_assignment(word: Word) -> bool:
     return word.offsets[eq] == word.start + eq
 
 
-def tokenize(text: str) -> Tuple[List[object], List[ShellProblem]]:
-    """Words and operators of `text`, in order, plus any problems found."""
+def _lex(text: str) -> _Lexer:
     lexer = _Lexer(text)
     lexer.run()
+    return lexer
+
+
+def tokenize(text: str) -> Tuple[List[object], List[ShellProblem]]:
+    """Words and operators of `text`, in order, plus any problems found."""
+    lexer = _lex(text)
     return lexer.tokens, lexer.problems
 
 
-def parse(text: str) -> Script:
-    """Split `text` into simple commands (redirections and reserved words removed)."""
-    tokens, problems = tokenize(text)
-    script = Script(problems=list(problems))
-    current: List[Word] = []
-    skip_next_word = False
+class _Parser:
+    """Tokens → simple commands and the compound structure around them (XCU 2.9).
 
-    def flush() -> None:
-        words = list(current)
-        current.clear()
-        while words and not words[0].quoted and words[0].text in _LEADING_RESERVED:
+    Only as much grammar as finding a command line and the variables it sees needs: which words
+    open and close a compound command, branch points, `&&`/`||` lists, pipelines, here-documents,
+    array assignments. Reserved words are recognised only where they start a command.
+    """
+
+    def __init__(self, text: str):
+        lexer = _lex(text)
+        self.tokens = lexer.tokens
+        self.heredocs = lexer.heredocs
+        self.script = Script(problems=list(lexer.problems))
+        self.current: List[Word] = []
+        self.stack: List[str] = []  # compounds open: "if", "loop", "case", "group", "subshell"
+        self.conditional = False
+        self.piped = False
+        self.stdin: Optional[HereDoc] = None
+        self.here_string: Optional[Word] = None
+        self.arrays: List[ArrayAssignment] = []
+
+    def _emit(self, item: object) -> None:
+        self.script.items.append(item)
+        if isinstance(item, Command):
+            self.script.commands.append(item)
+
+    def _open(self, compound: str, loop_variable: str = "") -> None:
+        self.stack.append(compound)
+        self._emit(Block("open", compound, loop_variable))
+
+    def _close(self) -> None:
+        if self.stack:
+            self.stack.pop()
+            self._emit(Block("close"))
+
+    def flush(self) -> None:
+        words = list(self.current)
+        self.current.clear()
+        while words and not words[0].quoted:
+            head = words[0].text
+            if head in _OPENERS:
+                self._open(_OPENERS[head])
+            elif head in ("then", "do", "!", "time", "in"):
+                pass
+            elif head in ("else", "elif"):
+                self._emit(Block("branch"))
+            elif head in _CLOSERS:
+                self._close()
+            elif head == "for":
+                variable = words[1].text if len(words) > 1 else ""
+                self._open("loop", variable)
+                words = []
+                break
+            elif head == "case":
+                self._open("case")
+                words = []
+                break
+            elif head == "function":
+                words = [w for w in words[2:] if w.text == "{"]  # `function name [()] {`
+                continue
+            else:
+                break
             words.pop(0)
         assignments: List[Word] = []
         while words and _is_assignment(words[0]):
             assignments.append(words.pop(0))
-        if words or assignments:
-            start = (assignments or words)[0].start
-            end = (words or assignments)[-1].end
-            script.commands.append(Command(tuple(assignments), tuple(words), start, end))
+        if words or assignments or self.arrays:
+            first = (assignments or words or [self.arrays[0].word])[0]
+            last = (words or assignments or [self.arrays[-1].word])[-1]
+            self._emit(Command(
+                tuple(assignments), tuple(words), first.start, last.end, self.conditional, self.piped,
+                self.stdin, self.here_string, tuple(self.arrays),
+            ))
+        self.stdin = None
+        self.here_string = None
+        self.arrays = []
 
-    for token in tokens:
-        if isinstance(token, Operator):
-            if token.text in _REDIRECTIONS:
-                skip_next_word = True
+    def run(self) -> Script:
+        tokens = self.tokens
+        n = len(tokens)
+        k = 0
+        heredoc = 0
+        while k < n:
+            token = tokens[k]
+            k += 1
+            if isinstance(token, Word):
+                self.current.append(token)
                 continue
-            flush()
-            continue
-        if skip_next_word:
-            skip_next_word = False
-            continue
-        assert isinstance(token, Word)
-        current.append(token)
-    flush()
-    return script
+            assert isinstance(token, Operator)
+            op = token.text
+            if op in _REDIRECTIONS:
+                target = tokens[k] if k < n and isinstance(tokens[k], Word) else None
+                if target is not None:
+                    k += 1  # the redirection's target word is not an argument
+                if op in ("<<", "<<-") and heredoc < len(self.heredocs):
+                    self.stdin = self.heredocs[heredoc]
+                    heredoc += 1
+                elif op == "<<<" and target is not None:
+                    self.here_string = target
+                continue
+            if op == "(":
+                last = self.current[-1] if self.current else None
+                match = _ARRAY_START.match(last.text) if last is not None and not last.quoted else None
+                if match and last is not None and last.end == token.start:
+                    k = self._array(match, last, k)
+                    continue
+                if len(self.current) == 1 and k < n and isinstance(tokens[k], Operator) and tokens[k].text == ")":
+                    self.current.clear()  # `name() { … }`: a function definition; its body opens next
+                    k += 1
+                    continue
+                self.flush()
+                self._open("subshell")
+                continue
+            if op == ")":
+                if self.stack and self.stack[-1] == "case":
+                    self.current.clear()  # the end of a case pattern
+                    self.conditional = self.piped = False
+                    continue
+                self.flush()
+                if self.stack and self.stack[-1] == "subshell":
+                    self._close()
+                continue
+            self.flush()
+            if op == ";;":
+                self._emit(Block("branch"))
+            self.conditional = op in ("&&", "||") or (self.conditional and op in ("|", "|&"))
+            self.piped = op in ("|", "|&")
+        self.flush()
+        return self.script
+
+    def _array(self, match: re.Match[str], word: Word, k: int) -> int:
+        """`NAME=( … )`: the words up to the closing parenthesis are the elements."""
+        self.current.pop()
+        elements: List[Word] = []
+        tokens = self.tokens
+        while k < len(tokens):
+            token = tokens[k]
+            k += 1
+            if isinstance(token, Word):
+                elements.append(token)
+            elif token.text == ")":
+                break
+            elif token.text != "\n":
+                break
+        self.arrays.append(ArrayAssignment(match.group(1), bool(match.group(2)), tuple(elements), word))
+        return k
+
+
+def parse(text: str) -> Script:
+    """Split `text` into simple commands (redirections and reserved words removed), with the
+    compound structure around them in `items`."""
+    return _Parser(text).run()

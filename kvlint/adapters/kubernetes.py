@@ -12,7 +12,8 @@ string kept); `$(VAR)` expanded from the container's env as Kubernetes does
 `configMapKeyRef` resolved from ConfigMaps in the same file (never Secrets); GPU count from
 `resources.limits` (`nvidia.com/gpu`, `amd.com/gpu`, MIG slices), times the group size for a
 LeaderWorkerSet leader; GPU model from `nodeSelector` / required node affinity; `kvlint.dev/*`
-annotations and labels on the object or the pod template as explicit statements. Init containers
+annotations and labels on the object or the pod template as explicit statements. Native sidecars
+(`initContainers` with `restartPolicy: Always`) are read like `containers`; other init containers
 and containers that neither run an engine image nor an engine command are ignored, so Services,
 ConfigMaps and an nginx Deployment yield nothing.
 """
@@ -138,11 +139,23 @@ def _pod_specs(doc: _Doc, base: str, obj: Dict[str, Any]) -> List[PodSpec]:
     kind = obj.get("kind")
     specs: List[PodSpec] = []
 
-    def containers_at(spec_ptr: str, key: str = "containers") -> Tuple[str, ...]:
-        items = doc.get(f"{spec_ptr}/{key}")
-        if not isinstance(items, list):
-            return ()
-        return tuple(f"{spec_ptr}/{key}/{i}" for i, c in enumerate(items) if isinstance(c, dict))
+    def containers_at(spec_ptr: str) -> Tuple[str, ...]:
+        # Native sidecars: an init container with `restartPolicy: Always` keeps running for the
+        # pod's life beside the app containers (Kubernetes 1.29+ default,
+        # https://kubernetes.io/docs/concepts/workloads/pods/sidecar-containers/), so an engine in
+        # one serves like one in `containers`; other init containers run to completion first.
+        found: List[str] = []
+        for key in ("initContainers", "containers"):
+            items = doc.get(f"{spec_ptr}/{key}")
+            if not isinstance(items, list):
+                continue
+            for i, item in enumerate(items):
+                if not isinstance(item, dict):
+                    continue
+                if key == "initContainers" and item.get("restartPolicy") != "Always":
+                    continue
+                found.append(f"{spec_ptr}/{key}/{i}")
+        return tuple(found)
 
     if kind in _TEMPLATE_KINDS:
         spec = f"{base}/spec/template/spec"

@@ -12,18 +12,21 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from kvlint.catalog import load_catalogs
 from kvlint.config import Config
 from kvlint.findings import Finding, Span
+from kvlint.inputs import MAX_FILE_BYTES
 from kvlint.load import Document, LoadedFile, find_suppressions, load_bytes
 
 YAML_FORMATS = ("kubernetes", "helm-production-stack", "compose", "vllm-config", "sglang-config", "trtllm-options",
                 "helm-ollama")
-SNIFF_WINDOW = 8 * 1024
+# The whole file is sniffed, within the input limit: a compose file's `services:` can follow pages
+# of comments and `x-` anchors (the adapters' patterns are linear in the bytes given).
+SNIFF_WINDOW = MAX_FILE_BYTES
 # A kvlint/v1 manifest declares its apiVersion near the top; a walk keeps only files that do
 # (or native deployment files).
 MANIFEST_MARKER = re.compile(rb"apiVersion[\"']?\s*:\s*[\"']?kvlint/v[0-9]")
@@ -123,16 +126,35 @@ def read_native(raw: bytes, display: str, fmt: str, config: Optional[Config] = N
         native.documents.append(document)
         native.missing[position] = tuple(workload.missing)
         native.provenance[position] = dict(workload.provenance)
+        # An unpinned image (KV206) is why the release is missing: one finding, on the image, that
+        # says so and what did not run, instead of a KV206 and a KV207 for the same cause.
+        unpinned = {p.pointer for p in workload.problems if p.kind == "unpinned-image"}
         for problem in workload.problems:
-            if not _same_gpu(problem, catalog_dirs):
-                native.findings.append(_finding(problem, display, position))
+            if _same_gpu(problem, catalog_dirs):
+                continue
+            finding = _finding(problem, display, position)
+            if problem.kind == "unpinned-image" and problem.pointer in workload.missing:
+                finding = replace(finding, message=f"{finding.message}; until it is known, "
+                                  f"{_NOT_RUN.get(problem.pointer, 'the checks that need it did not run')}")
+            native.findings.append(finding)
         for pointer, how in workload.missing.items():
-            span = workload.value_spans.get(pointer) or workload.value_spans.get("") or document.span("")
+            if pointer in unpinned:
+                continue
+            span = _missing_span(workload, pointer) or document.span("")
             native.findings.append(Finding(
                 code="KV207", name="", severity="warning", file=display, pointer=pointer, document=position,
                 message=f"{workload.name}: {how}{_missing_suffix(pointer, path not in ('', '-'))}",
             ).with_location(span))
     return native
+
+
+def _missing_span(workload, pointer: str) -> Optional[Span]:
+    """Where a KV207 for a missing fact points: the fact's own place, else (Kubernetes) the image
+    the engine release would come from, else the workload as a whole."""
+    span = workload.value_spans.get(pointer)
+    if span is None and pointer == "/engine/version" and workload.format == "kubernetes":
+        span = workload.value_spans.get("/engine")
+    return span or workload.value_spans.get("")
 
 
 # What does not run without each fact (KV207 says so: a check that did not run never passes).
@@ -259,13 +281,70 @@ def load_source(raw: bytes, display: str, path: str, config: Config) -> NativeFi
     if MANIFEST_MARKER.search(head) is None:
         # standard input has no name to sniff by: read it as YAML (`helm template … | kvlint
         # check -`), or as a script when it starts with a shell's #! line
-        fmt = native_format(path if path != "-" else "stdin.yaml", head, config)
+        fmt = native_format(path if path != "-" else "stdin.yaml", raw, config)
         if fmt is not None:
-            return read_native(raw, display, fmt, config, path)
+            native = read_native(raw, display, fmt, config, path)
+            if fmt in YAML_FORMATS:
+                _keep_misnamed_manifests(native)
+            return native
         template = _helm_template(raw, display, path, head, config)
         if template is not None:
             return template
-    return NativeFile(format="kvlint", loaded=load_bytes(raw, display))
+    loaded = load_bytes(raw, display)
+    if loaded.documents and not any(f.code in ("KV001", "KV004") for f in loaded.findings) and not any(
+            looks_like_manifest(d.data) or _kvlint_api(d.data) for d in loaded.documents):
+        # Neither a kvlint manifest (not even one with a damaged apiVersion) nor a deployment file
+        # kvlint reads: a workflow, a Chart.yaml, a rule file (whose examples quote manifests, so
+        # the marker matched), a model's config.json. Named on the command line it is read and
+        # said to be out of scope, not validated against the manifest schema (whose errors would
+        # fail the run).
+        loaded.documents = []
+        loaded.findings.append(_not_a_deployment(display))
+    return NativeFile(format="kvlint", loaded=loaded)
+
+
+def _kvlint_api(data: Any) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("apiVersion"), str) and data["apiVersion"].startswith("kvlint/")
+
+
+# Top-level fields of a kvlint/v1 manifest that no other file kvlint meets has as mappings
+# (schemas/manifest.v1.json: Deployment and Ablation).
+_MANIFEST_OBJECTS = ("engine", "hardware", "model", "kv_cache", "memory", "serving", "parallelism", "targets",
+                     "speculative")
+
+
+def looks_like_manifest(data: Any) -> bool:
+    """A kvlint/v1 manifest whatever its apiVersion says: a Deployment's objects (`engine:`,
+    `model:`, `kv_cache:` … as mappings) or an Ablation's `base` and `variants`. A Kubernetes
+    object, a workflow, a Chart.yaml, a catalog or rule file has none of them."""
+    if not isinstance(data, dict):
+        return False
+    if any(isinstance(data.get(key), dict) for key in _MANIFEST_OBJECTS):
+        return True
+    return "base" in data and isinstance(data.get("variants"), list)
+
+
+def _keep_misnamed_manifests(native: NativeFile) -> None:
+    """kvlint manifests in a native YAML file whose apiVersion is damaged (`""`, `kvlint`, a list,
+    a number, `v1`): the sniff took the file for Kubernetes, whose adapter skips them. They are
+    checked as manifests, so the schema reports the apiVersion (KV104 at it, expecting
+    kvlint/v1) instead of the file passing as "0 documents"."""
+    for document in native.loaded.documents:
+        data = document.data
+        if not looks_like_manifest(data) or data.get("apiVersion") == "kvlint/v1":
+            continue
+        if isinstance(data.get("spec"), dict):
+            continue  # a Kubernetes object, however odd
+        native.documents.append(replace(document, index=len(native.documents)))
+
+
+def _not_a_deployment(display: str) -> Finding:
+    return Finding(
+        code="KV208", name="", severity="info", file=display, pointer="", document=0,
+        message="not a deployment kvlint reads (no kvlint/v1 manifest, Kubernetes workload, compose file, "
+        "values file, engine config, script or Dockerfile), so nothing in it is checked; a kvlint "
+        "manifest starts with `apiVersion: kvlint/v1`",
+    ).with_location(Span(1, 1, 1, 1))
 
 
 def _helm_template(raw: bytes, display: str, path: str, head: bytes, config: Config) -> Optional[NativeFile]:

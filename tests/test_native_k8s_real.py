@@ -131,3 +131,167 @@ def test_a_release_kv207_points_at_the_image(workspace, write):
     ]
     assert "is not an image kvlint knows the vllm release of" in kv207[0]["message"]
     assert not [d for d in report["diagnostics"] if d["code"] == "KV206"]
+
+
+# --- engine config files mounted from ConfigMaps ----------------------------------------------------
+
+# trtllm-serve as NVIDIA's Kubernetes examples run it: options in a mounted ConfigMap
+# (TensorRT-LLM examples/serve, `trtllm-serve <model> --extra_llm_api_options <yaml>`)
+TRTLLM = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: trtllm-llama70b
+spec:
+  replicas: 1
+  template:
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+      containers:
+      - name: trtllm
+        image: nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc1
+        command: ["trtllm-serve"]
+        args:
+        - meta-llama/Llama-3.1-70B-Instruct
+        - --host=0.0.0.0
+        - --port=8000
+        - --extra_llm_api_options=/etc/trtllm/extra-llm-api-config.yml
+        resources:
+          limits:
+            nvidia.com/gpu: 8
+        volumeMounts:
+        - name: trtllm-config
+          mountPath: /etc/trtllm
+      volumes:
+      - name: trtllm-config
+        configMap:
+          name: trtllm-extra-options
+"""
+
+TRTLLM_OPTIONS = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: trtllm-extra-options
+data:
+  extra-llm-api-config.yml: |
+    tensor_parallel_size: 8
+    kv_cache_config:
+      dtype: fp8
+      free_gpu_memory_fraction: 0.9
+    max_seq_len: 8192
+"""
+
+OPTIONS_PATH = "/etc/trtllm/extra-llm-api-config.yml"
+
+
+def test_an_unseen_mounted_options_file_gives_no_capacity_error_from_defaults(workspace, write):
+    """tp comes from the mounted options file, which is not in the tree: without it the 70B
+    model on one H100 (tp=1, the default) leaves no KV pool, a KV606 that is false for this
+    8-GPU pod. The options file is reported unread and the capacity checks do not run."""
+    write("deploy.yaml", TRTLLM)
+    result, report = _check(["deploy.yaml"])
+    assert result.exit_code == 0, report["diagnostics"]
+    assert not [d for d in report["diagnostics"] if d["code"].startswith("KV6")]
+    kv208 = [d for d in report["diagnostics"] if d["code"] == "KV208"]
+    assert [(d["line"], d["column"]) for d in kv208] == [(_line(TRTLLM, OPTIONS_PATH), _col(TRTLLM, OPTIONS_PATH))]
+    assert "mounted from ConfigMap 'trtllm-extra-options' (volume 'trtllm-config' at /etc/trtllm)" in kv208[0]["message"]
+    assert "did not run" in kv208[0]["message"]
+
+
+def test_an_unread_options_file_without_a_mount_also_stops_the_capacity_checks(workspace, write):
+    text = TRTLLM.split("        volumeMounts:")[0]
+    write("deploy.yaml", text)
+    result, report = _check(["deploy.yaml"])
+    assert result.exit_code == 0
+    assert [d["code"] for d in report["diagnostics"]] == ["KV210", "KV208"]
+
+
+def test_the_mounted_configmap_beside_the_workload_is_read(workspace, write):
+    write("deploy.yaml", TRTLLM)
+    write("options.yaml", TRTLLM_OPTIONS)
+    result, report = _check(["deploy.yaml"])
+    assert result.exit_code == 0
+    found = _found(report)
+    # the fp8 cache the options set is checked; its finding points at the path on the command
+    # line (a finding cannot point into the other file)
+    assert ("KV501", _line(TRTLLM, OPTIONS_PATH), _col(TRTLLM, OPTIONS_PATH)) in found
+    assert not [c for c in found if c[0] in ("KV208", "KV606")]
+    convert = invoke(["convert", "deploy.yaml"])
+    assert "  tensor: 8  # options.yaml: ConfigMap trtllm-extra-options key extra-llm-api-config.yml line 1: " \
+           "key tensor_parallel_size" in convert.stdout
+
+
+def test_the_mounted_configmap_in_the_same_file_is_read_in_place(workspace, write):
+    text = TRTLLM + "---\n" + TRTLLM_OPTIONS
+    write("all.yaml", text)
+    result, report = _check(["all.yaml"])
+    assert result.exit_code == 0
+    # the finding on the options' fp8 sits in the ConfigMap's block scalar
+    assert ("KV501", _line(text, "      dtype: fp8"), _col(text, "fp8\n")) in _found(report)
+    workload = _only("all.yaml", text)
+    assert workload.references and workload.references[0].path == OPTIONS_PATH
+
+
+def test_a_subpath_and_items_mount_names_the_right_key(workspace, write):
+    """vLLM's `--config` (a YAML of flags) mounted with items (key -> path) and subPath."""
+    text = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vllm-qwen
+spec:
+  template:
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.19.1
+        args: ["--config", "/app/serve.yaml"]
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+        volumeMounts:
+        - name: cfg
+          mountPath: /app/serve.yaml
+          subPath: vllm/serve.yaml
+      volumes:
+      - name: cfg
+        configMap:
+          name: vllm-config
+          items:
+          - key: qwen.yaml
+            path: vllm/serve.yaml
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: vllm-config
+data:
+  other.yaml: |
+    model: wrong/model
+  qwen.yaml: |
+    model: Qwen/Qwen2.5-7B-Instruct
+    kv-cache-dtype: fp8_e5m2
+    max-model-len: 32768
+"""
+    write("all.yaml", text)
+    from kvlint.config import Config
+    from kvlint.pipeline.native import load_source
+
+    source = load_source(text.encode(), "all.yaml", "all.yaml", Config())
+    (document,) = source.documents
+    assert document.data["model"]["name"] == "Qwen/Qwen2.5-7B-Instruct"
+    assert document.data["kv_cache"]["dtype"] == "fp8_e5m2"
+    assert document.data["serving"]["max_model_len"] == 32768
+    span = document.value_spans["/kv_cache/dtype"]
+    assert (span.line, span.column) == (_line(text, "    kv-cache-dtype: fp8_e5m2"), _col(text, "fp8_e5m2"))
+    # an items list that does not project the path: the file does not exist
+    broken = text.replace("path: vllm/serve.yaml", "path: vllm/other.yaml")
+    write("broken.yaml", broken)
+    _, report = _check(["broken.yaml"])
+    kv208 = [d for d in report["diagnostics"] if d["code"] == "KV208"]
+    assert len(kv208) == 1 and "does not project 'vllm/serve.yaml'" in kv208[0]["message"]
+    assert (kv208[0]["line"], kv208[0]["column"]) == (_line(broken, '"/app/serve.yaml"'), _col(broken, "/app/serve.yaml\"") )

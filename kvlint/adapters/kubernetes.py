@@ -542,3 +542,119 @@ def _describe_value_from(value_from: Any) -> str:
 
 def _list(value: Any) -> List[Any]:
     return value if isinstance(value, list) else []
+
+
+# --- engine config files mounted from ConfigMaps --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfigMount:
+    """Where an engine config file named on a container's command line comes from, when its path
+    lies under a `volumeMounts[].mountPath` whose volume is a ConfigMap.
+
+    `config_map` and `key` name the ConfigMap entry that the kubelet writes at the path;
+    `found` is (document, pointer of the entry's value) when that ConfigMap is in the same file;
+    `problem` says why the path names no entry of the ConfigMap (an `items` list without it)."""
+
+    config_map: str
+    key: Optional[str]
+    volume: str
+    mount_path: str
+    found: Optional[Tuple[Document, str]] = None
+    problem: str = ""
+
+
+def config_mount(path: str, text: str, documents: Sequence[Document], reference: Span, written: str) -> Optional[ConfigMount]:
+    """The ConfigMap volume behind the config file `written` (an absolute path in the container)
+    that a command line names at `reference`, or None when no ConfigMap volume is mounted there.
+
+    The kubelet projects each `data` key of a ConfigMap volume as a file named by the key under
+    the mountPath, or only the listed `items[].key` at `items[].path`; a `subPath` mounts one
+    entry of the volume at the mountPath itself
+    (https://kubernetes.io/docs/concepts/storage/volumes/#configmap,
+    https://kubernetes.io/docs/tasks/configure-pod-container/configure-pod-configmap/#add-configmap-data-to-a-specific-path-in-the-volume,
+    https://kubernetes.io/docs/concepts/storage/volumes/#using-subpath)."""
+    import posixpath
+
+    if not written.startswith("/"):
+        return None  # relative to the container's workingDir: no mount to follow
+    target = posixpath.normpath(written)
+    lines = LineLocator(text)
+    docs = [_Doc(d, text, lines, path) for d in documents]
+    config_maps = _config_maps(docs)
+    for doc in docs:
+        for base, obj in _objects(doc):
+            if obj.get("kind") not in WORKLOAD_KINDS:
+                continue
+            for pod in _pod_specs(doc, base, obj):
+                for ptr in pod.containers:
+                    if not _contains(doc.span(ptr), reference):
+                        continue
+                    return _mount_of(doc, pod.spec, ptr, target, config_maps)
+    return None
+
+
+def _contains(outer: Span, inner: Span) -> bool:
+    return (outer.line, outer.column) <= (inner.line, inner.column) and (
+        (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column))
+
+
+def _mount_of(
+    doc: _Doc, spec_ptr: str, container_ptr: str, target: str, config_maps: Dict[str, Tuple[_Doc, str]]
+) -> Optional[ConfigMount]:
+    import posixpath
+
+    best: Optional[Tuple[str, Dict[str, Any]]] = None
+    for mount in _list(doc.get(f"{container_ptr}/volumeMounts")):
+        if not isinstance(mount, dict) or not isinstance(mount.get("mountPath"), str) or not mount.get("name"):
+            continue
+        mount_path = posixpath.normpath(mount["mountPath"])
+        if target == mount_path or target.startswith(mount_path.rstrip("/") + "/"):
+            if best is None or len(mount_path) > len(best[0]):
+                best = (mount_path, mount)
+    if best is None:
+        return None
+    mount_path, mount = best
+    volume = next(
+        (v for v in _list(doc.get(f"{spec_ptr}/volumes")) if isinstance(v, dict) and v.get("name") == mount["name"]),
+        None,
+    )
+    sources: List[Dict[str, Any]] = []
+    if isinstance(volume, dict) and isinstance(volume.get("configMap"), dict):
+        sources = [volume["configMap"]]
+    elif isinstance(volume, dict) and isinstance(volume.get("projected"), dict):
+        sources = [s["configMap"] for s in _list(volume["projected"].get("sources"))
+                   if isinstance(s, dict) and isinstance(s.get("configMap"), dict)]
+    if not sources:
+        return None  # an emptyDir, a PVC, a Secret…: not a file kvlint can read
+    rest = target[len(mount_path):].lstrip("/")
+    sub_path = mount.get("subPath")
+    entry = "/".join(p for p in (str(sub_path).strip("/") if sub_path else "", rest) if p)
+    for source in sources:
+        name = source.get("name")
+        if not isinstance(name, str):
+            continue
+        items = source.get("items")
+        key: Optional[str] = None
+        problem_text = ""
+        if isinstance(items, list):
+            for item in items:
+                if isinstance(item, dict) and posixpath.normpath(str(item.get("path", ""))) == entry:
+                    key = str(item.get("key"))
+            if key is None:
+                problem_text = (f"ConfigMap {name!r} is mounted with an items list that does not project "
+                                f"{entry!r}, so the file does not exist in the container")
+        elif entry and "/" not in entry:
+            key = entry
+        if key is None and not problem_text and len(sources) > 1:
+            continue
+        found = None
+        if key is not None and name in config_maps:
+            cm_doc, data_ptr = config_maps[name]
+            data = cm_doc.get(data_ptr) or {}
+            if key in data:
+                found = (cm_doc.document, f"{data_ptr}/{pointer(key)[1:]}")
+            elif not problem_text:
+                problem_text = f"ConfigMap {name!r} in this file has no key {key!r}"
+        return ConfigMount(name, key, str(mount["name"]), mount_path, found, problem_text)
+    return None

@@ -295,3 +295,93 @@ data:
     kv208 = [d for d in report["diagnostics"] if d["code"] == "KV208"]
     assert len(kv208) == 1 and "does not project 'vllm/serve.yaml'" in kv208[0]["message"]
     assert (kv208[0]["line"], kv208[0]["column"]) == (_line(broken, '"/app/serve.yaml"'), _col(broken, "/app/serve.yaml\"") )
+
+
+# --- KServe's Hugging Face runtime ------------------------------------------------------------------
+
+# The KServe docs' Hugging Face InferenceService (modelFormat huggingface, served by the
+# kserve-huggingfaceserver runtime, which runs vLLM by default)
+KSERVE_HF = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: huggingface-llama3
+  annotations:
+    kvlint.dev/gpu: H100-SXM-80GB
+spec:
+  predictor:
+    model:
+      modelFormat:
+        name: huggingface
+      args:
+        - --model_name=llama3
+        - --model_id=meta-llama/Llama-3.1-8B-Instruct
+        - --max_model_len=8192
+        - --kv-cache-dtype=fp8
+        - --http_port=8080
+        - --enable_docs_url
+        - "true"
+        - --disable_log_requests
+      resources:
+        limits:
+          cpu: "6"
+          memory: 24Gi
+          nvidia.com/gpu: "1"
+"""
+
+
+def test_a_kserve_huggingface_inference_service_is_a_vllm_workload(workspace, write):
+    workload = _only("isvc.yaml", KSERVE_HF)
+    manifest = workload.manifest
+    assert manifest["engine"]["name"] == "vllm"
+    assert manifest["model"]["name"] == "meta-llama/Llama-3.1-8B-Instruct"
+    assert manifest["serving"]["max_model_len"] == 8192
+    assert manifest["kv_cache"]["dtype"] == "fp8"
+    assert "/engine/version" in workload.missing
+    span = workload.value_spans["/model/name"]
+    assert (span.line, span.column) == (_line(KSERVE_HF, "--model_id"), _col(KSERVE_HF, "meta-llama/"))
+    write("isvc.yaml", KSERVE_HF)
+    _, report = _check(["isvc.yaml"])
+    codes = [d["code"] for d in report["diagnostics"]]
+    # KServe's own flags are not vLLM's unknown flags; the release is asked for, on the model format
+    assert "KV319" not in codes and "KV321" not in codes, report["diagnostics"]
+    kv207 = [d for d in report["diagnostics"] if d["code"] == "KV207"]
+    assert [(d["line"], d["column"]) for d in kv207] == [(_line(KSERVE_HF, "        name: huggingface\n"), 15)]
+    assert "KServe's Hugging Face runtime runs the vLLM release of the installed KServe release" in kv207[0]["message"]
+
+
+def test_the_runtime_image_gives_the_vllm_release_and_storage_uri_the_model():
+    text = KSERVE_HF.replace(
+        "      modelFormat:\n",
+        "      image: kserve/huggingfaceserver:v0.18.0\n      storageUri: hf://Qwen/Qwen2.5-7B-Instruct\n"
+        "      modelFormat:\n",
+    ).replace("        - --model_id=meta-llama/Llama-3.1-8B-Instruct\n", "")
+    workload = _only("isvc.yaml", text)
+    # python/huggingface_server.Dockerfile at v0.18.0: ARG VLLM_VERSION=0.19.0
+    assert workload.manifest["engine"] == {"name": "vllm", "version": "0.19.0"}
+    assert workload.manifest["model"]["name"] == "Qwen/Qwen2.5-7B-Instruct"
+    span = workload.value_spans["/model/name"]
+    assert (span.line, span.column) == (_line(text, "storageUri"), _col(text, "Qwen/"))
+    assert not [p for p in workload.problems if p.code in ("KV319", "KV207")]
+    # v0.15.0's image installs vLLM 0.8.1 last (after poetry's 0.8.2)
+    older = _only("isvc.yaml", text.replace("v0.18.0", "v0.15.0"))
+    assert older.manifest["engine"]["version"] == "0.8.1"
+
+
+def test_an_unknown_flag_is_ignored_by_kserve_not_refused(workspace, write):
+    text = KSERVE_HF.replace("        - --disable_log_requests\n", "        - --no-such-option=1\n")
+    write("isvc.yaml", text)
+    result, report = _check(["isvc.yaml"])
+    (ignored,) = [d for d in report["diagnostics"] if d["code"] == "KV321"]
+    assert (ignored["line"], ignored["column"]) == (_line(text, "--no-such-option"), 11)
+    assert ignored["severity"] == "warning" and "parse_known_args" in ignored["message"]
+    assert "KV319" not in [d["code"] for d in report["diagnostics"]]
+
+
+def test_the_huggingface_backend_is_not_vllm(workspace, write):
+    text = KSERVE_HF.replace("        - --model_name=llama3\n", "        - --model_name=llama3\n        - --backend=huggingface\n")
+    write("isvc.yaml", text)
+    result, report = _check(["isvc.yaml"])
+    assert result.exit_code == 0 and report["summary"]["documents"] == 0
+    assert _found(report) == [("KV208", _line(text, "--backend=huggingface"), _col(text, "--backend=") + 10)]
+    assert "serves the model with Hugging Face transformers, not vLLM" in report["diagnostics"][0]["message"]

@@ -385,3 +385,63 @@ def test_the_huggingface_backend_is_not_vllm(workspace, write):
     assert result.exit_code == 0 and report["summary"]["documents"] == 0
     assert _found(report) == [("KV208", _line(text, "--backend=huggingface"), _col(text, "--backend=") + 10)]
     assert "serves the model with Hugging Face transformers, not vLLM" in report["diagnostics"][0]["message"]
+
+
+# --- $(VAR) expansion -------------------------------------------------------------------------------
+
+# kubernetes-engine-samples ai-ml/llm-serving-gemma/vllm: MODEL_ID in env, `--model=$(MODEL_ID)`
+GEMMA = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vllm-gemma-deployment
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers:
+      - name: inference-server
+        image: vllm/vllm-openai:v0.19.1
+        resources:
+          limits:
+            nvidia.com/gpu: "1"
+        command: ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+        args:
+        - --model=$(MODEL_ID)
+        - --tensor-parallel-size=1
+        - --host=0.0.0.0
+        - --port=8000
+        - --max-model-len=$(MAX_LEN)
+        env:
+        - name: MODEL_ORG
+          value: google
+        - name: MODEL_ID
+          value: $(MODEL_ORG)/gemma-3-4b-it
+        - name: MAX_LEN
+          valueFrom:
+            fieldRef:
+              fieldPath: metadata.annotations['max-len']
+        - name: HUGGING_FACE_HUB_TOKEN
+          valueFrom:
+            secretKeyRef:
+              name: hf-secret
+              key: hf_api_token
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-l4
+"""
+
+
+def test_env_values_expand_earlier_entries_and_value_from_stays_unknown():
+    workload = _only("gemma.yaml", GEMMA)
+    # MODEL_ID's own value refers to the earlier MODEL_ORG, as the kubelet expands it
+    assert workload.manifest["model"]["name"] == "google/gemma-3-4b-it"
+    # MAX_LEN comes from a fieldRef: the field is left out, and said to be unresolved
+    assert "max_model_len" not in workload.manifest.get("serving", {})
+    (unresolved,) = [p for p in workload.problems if p.code == "KV208"]
+    assert (unresolved.span.line, unresolved.span.column) == (_line(GEMMA, "$(MAX_LEN)"), _col(GEMMA, "$(MAX_LEN)"))
+    assert "MAX_LEN" in unresolved.message
+    # a later entry is not expanded into an earlier one (kubelet expands in order)
+    later = GEMMA.replace("          value: $(MODEL_ORG)/gemma-3-4b-it", "          value: $(LATER)/gemma-3-4b-it")
+    later = later.replace("        - name: MAX_LEN\n", "        - name: LATER\n          value: google\n        - name: MAX_LEN\n")
+    workload = _only("gemma.yaml", later)
+    assert "name" not in workload.manifest.get("model", {})

@@ -65,8 +65,10 @@ values merged from several files, `.env` files for compose interpolation, `envFr
 (never read), the TensorRT-LLM image tag → release for Triton containers, and any command that
 only a script outside the file runs. Engine config files named by ``--config`` are not opened
 here (adapters do no I/O): ``Adapted.references`` lists them, and the check pipeline
-(``kvlint.pipeline.native``) reads one that lies next to the file inside the project and merges
-it with ``engine_config.merge_config``; one it cannot read is a KV208.
+(``kvlint.pipeline.native``) reads one that lies next to the file inside the project, or (in a
+Kubernetes file) the ConfigMap entry mounted at its path (``kubernetes.config_mount``), and merges
+it with ``engine_config.merge_config``; one it cannot read is a KV208, and the checks that need
+its settings do not run.
 
 Problem codes (``result.PROBLEM_CODES``, the one table)
 ========================================================

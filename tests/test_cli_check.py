@@ -78,14 +78,21 @@ def test_directory_recursion_exclude_and_non_manifests(workspace, write):
     assert report["summary"]["files"] == 3
 
 
-def test_files_named_explicitly_are_always_checked(workspace, write):
+def test_files_named_explicitly_are_always_checked(workspace, write, cli):
+    """A file named on the command line is read: one that is no deployment at all (a workflow)
+    gets one KV208 info saying so and the run passes; one that is a manifest lacking its
+    apiVersion (it has `engine:`/`kv_cache:` mappings) is validated, and asked for apiVersion."""
     write("workflow.yaml", "jobs: {}\n")
-    report = check_json("workflow.yaml")
-    # Without apiVersion and kind kvlint cannot know the document's shape: it asks for those
-    # two, instead of judging every key against one of the shapes.
+    result = cli(["check", "--output-format", "json", "workflow.yaml"])
+    assert result.exit_code == 0
+    (only,) = json.loads(result.stdout)["diagnostics"]
+    assert (only["code"], only["severity"], only["line"], only["column"]) == ("KV208", "info", 1, 1)
+    assert only["message"].startswith("not a deployment kvlint reads")
+    write("manifest.yaml", "kind: Deployment\nengine: {name: vllm}\nkv_cache: {dtype: fp8}\n")
+    report = check_json("manifest.yaml")
     messages = sorted(d["message"] for d in report["diagnostics"])
     assert {d["code"] for d in report["diagnostics"]} == {"KV101"}
-    assert any("'apiVersion'" in m for m in messages) and any("'kind'" in m for m in messages)
+    assert any("'apiVersion'" in m for m in messages)
 
 
 def test_default_path_is_cwd(workspace, write, cli):

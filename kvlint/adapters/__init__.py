@@ -10,8 +10,10 @@ Entry points
     input (a bug inside an adapter becomes an ``internal-error`` problem, not a traceback).
 
 ``sniff(path, head) -> format | None``
-    Cheap test for directory walks, from the file name and its first bytes (4 KiB is plenty):
-    which format ``adapt`` would read, or None (kvlint/v1 manifests, unrelated files).
+    Cheap test for directory walks, from the file name and its bytes (the whole file within the
+    input size limit: a compose file's ``services:`` may come after pages of comments and
+    ``x-`` anchors): which format ``adapt`` would read, or None (kvlint/v1 manifests, unrelated
+    files). Every pattern is linear in the bytes given.
 
 ``FORMATS`` — the format names both return.
 
@@ -63,8 +65,10 @@ values merged from several files, `.env` files for compose interpolation, `envFr
 (never read), the TensorRT-LLM image tag → release for Triton containers, and any command that
 only a script outside the file runs. Engine config files named by ``--config`` are not opened
 here (adapters do no I/O): ``Adapted.references`` lists them, and the check pipeline
-(``kvlint.pipeline.native``) reads one that lies next to the file inside the project and merges
-it with ``engine_config.merge_config``; one it cannot read is a KV208.
+(``kvlint.pipeline.native``) reads one that lies next to the file inside the project, or (in a
+Kubernetes file) the ConfigMap entry mounted at its path (``kubernetes.config_mount``), and merges
+it with ``engine_config.merge_config``; one it cannot read is a KV208, and the checks that need
+its settings do not run.
 
 Problem codes (``result.PROBLEM_CODES``, the one table)
 ========================================================
@@ -107,6 +111,7 @@ _ENGINE_WORDS = re.compile(rb"vllm|sglang|trtllm-serve|tensorrt|llama-server|lla
 _K8S = re.compile(rb"^apiVersion:\s*(?!kvlint/)\S+", re.MULTILINE)
 _KIND = re.compile(rb"^kind:\s*\S+", re.MULTILINE)
 _COMPOSE_NAME = re.compile(r"^(docker-)?compose(\.[\w-]+)?\.ya?ml$")
+_MODELFILE_WINDOW = 8 * 1024
 
 
 _HELM_ACTION = re.compile(rb"\{\{-?\s*(\.Values|\.Release|\.Chart|\.Capabilities|include\s|template\s|toYaml\s|tpl\s|if\s|range\s|with\s|define\s)")
@@ -126,7 +131,8 @@ def sniff(path: str, head: bytes) -> Optional[str]:
     """The format `adapt` would read, from the name and the first bytes; None if none."""
     name = os.path.basename(path)
     if units.is_modelfile_name(path):
-        return "modelfile" if units.sniff_modelfile(path, head) else None
+        # units' FROM pattern (`^\s*from`) backtracks over blank lines: its first bytes suffice
+        return "modelfile" if units.sniff_modelfile(path, head[:_MODELFILE_WINDOW]) else None
     if units.is_unit_name(path):
         return "systemd" if units.sniff_unit(path, head) else None
     if is_dockerfile_name(name):
@@ -142,12 +148,12 @@ def sniff(path: str, head: bytes) -> Optional[str]:
         return None  # not YAML until rendered: `helm template … | kvlint check -`
     if b"servingEngineSpec" in head:
         return "helm-production-stack"
-    if re.search(rb"^\s*ollama:\s*$", head, re.MULTILINE) and (
-            re.search(rb"^\s*(gpu|models|defaultModel):", head, re.MULTILINE)):
+    if re.search(rb"^[ \t]*ollama:[ \t]*\r?$", head, re.MULTILINE) and (
+            re.search(rb"^[ \t]*(gpu|models|defaultModel):", head, re.MULTILINE)):
         return "helm-ollama"
     if _K8S.search(head) and _KIND.search(head):
         return "kubernetes"
-    if _COMPOSE_NAME.match(lowered) or re.search(rb"^services:\s*$", head, re.MULTILINE):
+    if _COMPOSE_NAME.match(lowered) or re.search(rb"^services:[ \t]*(#[^\n]*)?\r?$", head, re.MULTILINE):
         return "compose"
     if re.search(rb"^(kv_cache_config|attn_backend|cuda_graph_config)\s*:", head, re.MULTILINE):
         return "trtllm-options"

@@ -71,12 +71,16 @@ def _tag_version(tag: str) -> Optional[str]:
     return match.group("v") if match else None
 
 
-# KServe's Hugging Face server pins a vLLM release per KServe release.
+# KServe's Hugging Face server pins a vLLM release per KServe release: the image installs
+# `vllm==${VLLM_VERSION}` last (python/huggingface_server.Dockerfile `ARG VLLM_VERSION` at each
+# tag, https://github.com/kserve/kserve/blob/v0.15.0/python/huggingface_server.Dockerfile; at
+# v0.15.0 that pip install of 0.8.1 comes after poetry installed the lock's 0.8.2, so 0.8.1 runs).
 _KSERVE_VLLM = {
-    # https://github.com/kserve/kserve/blob/v0.20.0/python/kserve/pyproject.toml (llm extra)
+    "0.13.0": "0.4.2", "0.13.1": "0.4.3", "0.14.0": "0.6.1.post2", "0.14.1": "0.6.1.post2",
+    "0.15.0": "0.8.1", "0.15.1": "0.8.5", "0.15.2": "0.8.5", "0.16.0": "0.9.2", "0.17.0": "0.15.1",
+    "0.17.1": "0.15.1", "0.18.0": "0.19.0", "0.18.1": "0.19.0", "0.19.0": "0.20.0",
+    # also https://github.com/kserve/kserve/blob/v0.20.0/python/kserve/pyproject.toml (llm extra)
     "0.20.0": "0.24.0",
-    # https://github.com/kserve/kserve/blob/v0.16.0/python/huggingfaceserver/pyproject.toml
-    "0.16.0": "0.9.2",
 }
 
 
@@ -129,7 +133,7 @@ def engine_from_image(raw: str) -> Optional[ImageEngine]:
     if repo == "kserve/huggingfaceserver":
         version = _tag_version(tag)
         return pinned(
-            "vllm", "https://github.com/kserve/kserve (python/kserve/pyproject.toml vllm pin)",
+            "vllm", "https://github.com/kserve/kserve (python/huggingface_server.Dockerfile VLLM_VERSION)",
             _KSERVE_VLLM.get(version or ""),
             f"{raw!r} is KServe {tag}, whose pinned vLLM release kvlint does not know",
         )

@@ -12,25 +12,26 @@ string kept); `$(VAR)` expanded from the container's env as Kubernetes does
 `configMapKeyRef` resolved from ConfigMaps in the same file (never Secrets); GPU count from
 `resources.limits` (`nvidia.com/gpu`, `amd.com/gpu`, MIG slices), times the group size for a
 LeaderWorkerSet leader; GPU model from `nodeSelector` / required node affinity; `kvlint.dev/*`
-annotations and labels on the object or the pod template as explicit statements. Init containers
+annotations and labels on the object or the pod template as explicit statements. Native sidecars
+(`initContainers` with `restartPolicy: Always`) are read like `containers`; other init containers
 and containers that neither run an engine image nor an engine command are ignored, so Services,
 ConfigMaps and an nginx Deployment yield nothing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from kvlint.findings import Span
 from kvlint.load import Document
 
-from kvlint.adapters import accelerators
+from kvlint.adapters import accelerators, kserve_hf
 from kvlint.adapters.cmdline import Arg, arg_from_located, expand
 from kvlint.adapters.images import ImageEngine, engine_from_image
-from kvlint.adapters.launch import ReleaseFor, image_backend, image_launch, run_argv
-from kvlint.adapters.result import Adapted, Problem, pointer
-from kvlint.adapters.source import LineLocator, scalar_locator
+from kvlint.adapters.launch import LaunchResult, ReleaseFor, image_backend, image_launch, run_argv
+from kvlint.adapters.result import Adapted, Problem, pointer, problem_code
+from kvlint.adapters.source import FixedLocator, LineLocator, scalar_locator
 from kvlint.adapters.workload import Draft, Fact, assemble, is_engine_env, problem
 
 STATEMENT_PREFIX = "kvlint.dev/"
@@ -138,11 +139,23 @@ def _pod_specs(doc: _Doc, base: str, obj: Dict[str, Any]) -> List[PodSpec]:
     kind = obj.get("kind")
     specs: List[PodSpec] = []
 
-    def containers_at(spec_ptr: str, key: str = "containers") -> Tuple[str, ...]:
-        items = doc.get(f"{spec_ptr}/{key}")
-        if not isinstance(items, list):
-            return ()
-        return tuple(f"{spec_ptr}/{key}/{i}" for i, c in enumerate(items) if isinstance(c, dict))
+    def containers_at(spec_ptr: str) -> Tuple[str, ...]:
+        # Native sidecars: an init container with `restartPolicy: Always` keeps running for the
+        # pod's life beside the app containers (Kubernetes 1.29+ default,
+        # https://kubernetes.io/docs/concepts/workloads/pods/sidecar-containers/), so an engine in
+        # one serves like one in `containers`; other init containers run to completion first.
+        found: List[str] = []
+        for key in ("initContainers", "containers"):
+            items = doc.get(f"{spec_ptr}/{key}")
+            if not isinstance(items, list):
+                continue
+            for i, item in enumerate(items):
+                if not isinstance(item, dict):
+                    continue
+                if key == "initContainers" and item.get("restartPolicy") != "Always":
+                    continue
+                found.append(f"{spec_ptr}/{key}/{i}")
+        return tuple(found)
 
     if kind in _TEMPLATE_KINDS:
         spec = f"{base}/spec/template/spec"
@@ -263,12 +276,19 @@ def _adapt_container(
         if not isinstance(item, str)
     ]
     release_for = ReleaseFor(image.engine if image else None, image.release if image else None)
-    entrypoint = (image.engine, len(command)) if image is not None and not command else None
-    result = run_argv(command + args, env_values, release_for, kubernetes=True, entrypoint=entrypoint)
-    if not result.recognised and image is not None and image.serves and not command and not args:
-        result = image_launch(image.engine, doc.span(f"{ptr}/image"))
-
     container_span = doc.span(ptr)
+    hf_engine: Optional[Fact] = None
+    if _kserve_hf(doc, kind, ptr, image_raw, command):
+        launch, hf_engine, note = _kserve_hf_launch(doc, ptr, command, args, env_values, release_for, where,
+                                                    container_span)
+        if launch is None:
+            return [], note
+        result = launch
+    else:
+        entrypoint = (image.engine, len(command)) if image is not None and not command else None
+        result = run_argv(command + args, env_values, release_for, kubernetes=True, entrypoint=entrypoint)
+        if not result.recognised and image is not None and image.serves and not command and not args:
+            result = image_launch(image.engine, doc.span(f"{ptr}/image"))
     if not result.recognised:
         if image is None or pod.role == "worker":
             return [], None
@@ -299,6 +319,14 @@ def _adapt_container(
         image_span = doc.span(f"{ptr}/image") if image_raw is not None else container_span
         draft.anchors["/engine"] = image_span
         _engine_facts(draft, parsed.engine, image, image_raw, image_span, doc.key_span(f"{ptr}/image"), where)
+        if hf_engine is not None:
+            draft.engine = hf_engine if image is None else draft.engine
+            if image is None:
+                draft.anchors["/engine"] = hf_engine.span
+                draft.release_why = (
+                    "KServe's Hugging Face runtime runs the vLLM release of the installed KServe release "
+                    "(its ClusterServingRuntime's image), which this file does not name"
+                )
         if (
             image is not None and image.engine == "vllm" and not command and args
             and args[0].text in ("vllm", "serve") and parsed.form == "vllm serve"
@@ -529,3 +557,206 @@ def _describe_value_from(value_from: Any) -> str:
 
 def _list(value: Any) -> List[Any]:
     return value if isinstance(value, list) else []
+
+
+# --- engine config files mounted from ConfigMaps --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfigMount:
+    """Where an engine config file named on a container's command line comes from, when its path
+    lies under a `volumeMounts[].mountPath` whose volume is a ConfigMap.
+
+    `config_map` and `key` name the ConfigMap entry that the kubelet writes at the path;
+    `found` is (document, pointer of the entry's value) when that ConfigMap is in the same file;
+    `problem` says why the path names no entry of the ConfigMap (an `items` list without it)."""
+
+    config_map: str
+    key: Optional[str]
+    volume: str
+    mount_path: str
+    found: Optional[Tuple[Document, str]] = None
+    problem: str = ""
+
+
+def config_mount(path: str, text: str, documents: Sequence[Document], reference: Span, written: str) -> Optional[ConfigMount]:
+    """The ConfigMap volume behind the config file `written` (an absolute path in the container)
+    that a command line names at `reference`, or None when no ConfigMap volume is mounted there.
+
+    The kubelet projects each `data` key of a ConfigMap volume as a file named by the key under
+    the mountPath, or only the listed `items[].key` at `items[].path`; a `subPath` mounts one
+    entry of the volume at the mountPath itself
+    (https://kubernetes.io/docs/concepts/storage/volumes/#configmap,
+    https://kubernetes.io/docs/tasks/configure-pod-container/configure-pod-configmap/#add-configmap-data-to-a-specific-path-in-the-volume,
+    https://kubernetes.io/docs/concepts/storage/volumes/#using-subpath)."""
+    import posixpath
+
+    if not written.startswith("/"):
+        return None  # relative to the container's workingDir: no mount to follow
+    target = posixpath.normpath(written)
+    lines = LineLocator(text)
+    docs = [_Doc(d, text, lines, path) for d in documents]
+    config_maps = _config_maps(docs)
+    for doc in docs:
+        for base, obj in _objects(doc):
+            if obj.get("kind") not in WORKLOAD_KINDS:
+                continue
+            for pod in _pod_specs(doc, base, obj):
+                for ptr in pod.containers:
+                    if not _contains(doc.span(ptr), reference):
+                        continue
+                    return _mount_of(doc, pod.spec, ptr, target, config_maps)
+    return None
+
+
+def _contains(outer: Span, inner: Span) -> bool:
+    return (outer.line, outer.column) <= (inner.line, inner.column) and (
+        (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column))
+
+
+def _mount_of(
+    doc: _Doc, spec_ptr: str, container_ptr: str, target: str, config_maps: Dict[str, Tuple[_Doc, str]]
+) -> Optional[ConfigMount]:
+    import posixpath
+
+    best: Optional[Tuple[str, Dict[str, Any]]] = None
+    for mount in _list(doc.get(f"{container_ptr}/volumeMounts")):
+        if not isinstance(mount, dict) or not isinstance(mount.get("mountPath"), str) or not mount.get("name"):
+            continue
+        mount_path = posixpath.normpath(mount["mountPath"])
+        if target == mount_path or target.startswith(mount_path.rstrip("/") + "/"):
+            if best is None or len(mount_path) > len(best[0]):
+                best = (mount_path, mount)
+    if best is None:
+        return None
+    mount_path, mount = best
+    volume = next(
+        (v for v in _list(doc.get(f"{spec_ptr}/volumes")) if isinstance(v, dict) and v.get("name") == mount["name"]),
+        None,
+    )
+    sources: List[Dict[str, Any]] = []
+    if isinstance(volume, dict) and isinstance(volume.get("configMap"), dict):
+        sources = [volume["configMap"]]
+    elif isinstance(volume, dict) and isinstance(volume.get("projected"), dict):
+        sources = [s["configMap"] for s in _list(volume["projected"].get("sources"))
+                   if isinstance(s, dict) and isinstance(s.get("configMap"), dict)]
+    if not sources:
+        return None  # an emptyDir, a PVC, a Secret…: not a file kvlint can read
+    rest = target[len(mount_path):].lstrip("/")
+    sub_path = mount.get("subPath")
+    entry = "/".join(p for p in (str(sub_path).strip("/") if sub_path else "", rest) if p)
+    for source in sources:
+        name = source.get("name")
+        if not isinstance(name, str):
+            continue
+        items = source.get("items")
+        key: Optional[str] = None
+        problem_text = ""
+        if isinstance(items, list):
+            for item in items:
+                if isinstance(item, dict) and posixpath.normpath(str(item.get("path", ""))) == entry:
+                    key = str(item.get("key"))
+            if key is None:
+                problem_text = (f"ConfigMap {name!r} is mounted with an items list that does not project "
+                                f"{entry!r}, so the file does not exist in the container")
+        elif entry and "/" not in entry:
+            key = entry
+        if key is None and not problem_text and len(sources) > 1:
+            continue
+        found = None
+        if key is not None and name in config_maps:
+            cm_doc, data_ptr = config_maps[name]
+            data = cm_doc.get(data_ptr) or {}
+            if key in data:
+                found = (cm_doc.document, f"{data_ptr}/{pointer(key)[1:]}")
+            elif not problem_text:
+                problem_text = f"ConfigMap {name!r} in this file has no key {key!r}"
+        return ConfigMount(name, key, str(mount["name"]), mount_path, found, problem_text)
+    return None
+
+
+# --- KServe's Hugging Face runtime -----------------------------------------------------------------
+
+
+def _kserve_hf(doc: _Doc, kind: str, ptr: str, image_raw: Any, command: Sequence[Arg]) -> bool:
+    """The container runs KServe's Hugging Face server: an InferenceService `model` of format
+    huggingface (served by the kserve-huggingfaceserver runtime,
+    https://github.com/kserve/kserve/blob/v0.15.0/config/runtimes/kserve-huggingfaceserver.yaml),
+    the kserve/huggingfaceserver image, or `python -m huggingfaceserver`."""
+    if kind == "InferenceService" and ptr.endswith("/model"):
+        name = doc.get(f"{ptr}/modelFormat/name")
+        if isinstance(name, str) and name.strip().lower() == "huggingface":
+            return True
+    if isinstance(image_raw, str):
+        from kvlint.adapters.images import parse_image
+
+        if parse_image(image_raw).repository.lower() == "kserve/huggingfaceserver":
+            return True
+    return any(a.text == "huggingfaceserver" for a in command) and any(a.text == "-m" for a in command)
+
+
+def _kserve_hf_launch(
+    doc: _Doc, ptr: str, command: List[Arg], args: List[Arg], env_values: Dict[str, str], release_for: ReleaseFor,
+    where: str, container_span: Span,
+) -> Tuple[Optional[LaunchResult], Optional[Fact], Optional[Problem]]:
+    """(the vLLM launch, the engine fact, None), or (None, None, why it is not checked)."""
+    words = list(command)
+    if any(a.text == "huggingfaceserver" for a in words):
+        words = words[[a.text for a in words].index("huggingfaceserver") + 1:]
+    else:
+        words = []
+    split = kserve_hf.split_args(words + args)
+    backend_arg = split.value("backend")
+    backend = backend_arg.text.strip() if backend_arg is not None else "auto"
+    format_ptr = f"{ptr}/modelFormat/name"
+    engine_span = (backend_arg.span() if backend_arg is not None
+                   else doc.span(format_ptr) if doc.get(format_ptr) is not None else container_span)
+    if backend not in ("auto", "vllm"):
+        what = ("serves the model with Hugging Face transformers" if backend == "huggingface"
+                else "serves an encoder model with Triton" if backend == "triton"
+                else f"refuses the backend {backend!r} (KServe knows {', '.join(kserve_hf.BACKENDS)})")
+        return None, None, problem(
+            "not-checked",
+            f"{where} runs KServe's Hugging Face server with --backend={backend}, which {what}, not vLLM; "
+            "kvlint checks the serving engines it knows, so nothing in it is checked",
+            engine_span, "info",
+        )
+    model: Optional[Arg] = None
+    model_id = split.value("model_id")
+    if model_id is not None:
+        model = kserve_hf.value_arg(model_id, 0, f"{model_id.origin} --model_id")
+    else:
+        uri_ptr = f"{ptr}/storageUri"
+        uri = doc.get(uri_ptr)
+        if isinstance(uri, str) and uri.startswith("hf://") and len(uri) > 5:
+            model = kserve_hf.value_arg(doc.arg(uri_ptr, f"{where} storageUri"), 5)
+        elif split.value("model_dir") is not None:
+            model = split.value("model_dir")
+    if model is None:
+        # KServe serves what its storage initializer put in --model_dir's default
+        model = Arg("/mnt/models", tuple(range(11)), FixedLocator(container_span), container_span,
+                    f"{where} --model_dir default")
+    vllm_release = ReleaseFor("vllm", release_for("vllm"))
+    result = run_argv([model] + split.engine, env_values, vllm_release, kubernetes=True, entrypoint=("vllm", 0))
+    for launch in result.launches:
+        parsed = launch.command
+        # parse_known_args: an argument neither parser knows is dropped, not refused
+        parsed.problems[:] = [
+            replace(p, kind="ignored-config", code=problem_code("ignored-config"), severity="warning",
+                    message=p.message.split("; vLLM refuses to start")[0] + "; KServe's huggingfaceserver reads "
+                    "its arguments with parse_known_args, so it is ignored and the setting has no effect")
+            if p.kind == "unknown-flag" else p
+            for p in parsed.problems
+        ]
+        for name in ("max_length",):
+            given = split.own.get(name)
+            if given is not None:
+                parsed.problems.append(problem(
+                    "unresolved-value",
+                    f"{where}: --{name} is KServe's older spelling of --max_model_len; whether it reaches vLLM "
+                    "depends on the KServe release's parser, so kvlint does not use it (write --max_model_len)",
+                    given[0].span(), "info", "/serving/max_model_len",
+                ))
+    provenance = (f"{where} KServe Hugging Face server, --backend {backend}"
+                  + (" (vLLM for the architectures vLLM supports)" if backend == "auto" else ""))
+    return result, Fact("vllm", engine_span, provenance), None

@@ -16,7 +16,7 @@ from typing import List, Optional, Sequence, Set
 from kvlint.config import Config
 from kvlint.errors import UsageError
 from kvlint.load import text_native_format
-from kvlint.inputs import InputError, read_bounded, special_kind
+from kvlint.inputs import MAX_FILE_BYTES, InputError, read_bounded, special_kind
 from kvlint.pipeline.native import MANIFEST_MARKER, MARKER_WINDOW, native_format
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -117,10 +117,12 @@ def discover_files(paths: Sequence[str], config: Config) -> List[str]:
                     found.append(Unreadable(str(candidate), problem))
                     continue
                 try:  # non-blocking and bounded, should the file have been swapped for a FIFO
-                    head: Optional[bytes] = read_bounded(candidate, MARKER_WINDOW - 1)
+                    # the whole file within the input limit: a native file's telling lines
+                    # (compose's `services:`) may come late
+                    head: Optional[bytes] = read_bounded(candidate, MAX_FILE_BYTES)
                 except InputError:
                     head = None  # the read in the check loop reports why
-                if head is not None and MANIFEST_MARKER.search(head) is None and (
+                if head is not None and MANIFEST_MARKER.search(head[:MARKER_WINDOW]) is None and (
                         native_format(str(candidate), head, config) is None):
                     continue  # neither a manifest nor a native deployment file
                 found.append(str(candidate))

@@ -12,18 +12,21 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from kvlint.catalog import load_catalogs
 from kvlint.config import Config
 from kvlint.findings import Finding, Span
+from kvlint.inputs import MAX_FILE_BYTES, InputError, read_capped
 from kvlint.load import Document, LoadedFile, find_suppressions, load_bytes
 
 YAML_FORMATS = ("kubernetes", "helm-production-stack", "compose", "vllm-config", "sglang-config", "trtllm-options",
                 "helm-ollama")
-SNIFF_WINDOW = 8 * 1024
+# The whole file is sniffed, within the input limit: a compose file's `services:` can follow pages
+# of comments and `x-` anchors (the adapters' patterns are linear in the bytes given).
+SNIFF_WINDOW = MAX_FILE_BYTES
 # A kvlint/v1 manifest declares its apiVersion near the top; a walk keeps only files that do
 # (or native deployment files).
 MANIFEST_MARKER = re.compile(rb"apiVersion[\"']?\s*:\s*[\"']?kvlint/v[0-9]")
@@ -43,6 +46,9 @@ class NativeFile:
     missing: Dict[int, Sequence[str]] = field(default_factory=dict)
     # Per document: pointer -> where the value came from ("container 'vllm' args[2]", ...).
     provenance: Dict[int, Dict[str, str]] = field(default_factory=dict)
+    # Documents whose engine config file (`--config`, `--extra_llm_api_options`) was not read:
+    # any field it may set is unknown, so only checks on what the command line gives run.
+    unread: Set[int] = field(default_factory=set)
 
 
 def native_format(path: str, head: bytes, config: Config) -> Optional[str]:
@@ -112,7 +118,7 @@ def read_native(raw: bytes, display: str, fmt: str, config: Optional[Config] = N
     pattern, defaults = configured_defaults(path or display, config)
     for position, workload in enumerate(adaptation.workloads):
         for reference in workload.references:
-            workload = _merge_reference(workload, reference, path, config, native.findings, display, position)
+            workload = _merge_reference(workload, reference, path, config, native.findings, display, position, native)
         for pointer in [p for p in workload.missing if p in defaults]:
             _put(workload.manifest, pointer, defaults[pointer])
             workload.provenance[pointer] = f"kvlint.toml [defaults] {pattern!r}"
@@ -123,16 +129,35 @@ def read_native(raw: bytes, display: str, fmt: str, config: Optional[Config] = N
         native.documents.append(document)
         native.missing[position] = tuple(workload.missing)
         native.provenance[position] = dict(workload.provenance)
+        # An unpinned image (KV206) is why the release is missing: one finding, on the image, that
+        # says so and what did not run, instead of a KV206 and a KV207 for the same cause.
+        unpinned = {p.pointer for p in workload.problems if p.kind == "unpinned-image"}
         for problem in workload.problems:
-            if not _same_gpu(problem, catalog_dirs):
-                native.findings.append(_finding(problem, display, position))
+            if _same_gpu(problem, catalog_dirs):
+                continue
+            finding = _finding(problem, display, position)
+            if problem.kind == "unpinned-image" and problem.pointer in workload.missing:
+                finding = replace(finding, message=f"{finding.message}; until it is known, "
+                                  f"{_NOT_RUN.get(problem.pointer, 'the checks that need it did not run')}")
+            native.findings.append(finding)
         for pointer, how in workload.missing.items():
-            span = workload.value_spans.get(pointer) or workload.value_spans.get("") or document.span("")
+            if pointer in unpinned:
+                continue
+            span = _missing_span(workload, pointer) or document.span("")
             native.findings.append(Finding(
                 code="KV207", name="", severity="warning", file=display, pointer=pointer, document=position,
                 message=f"{workload.name}: {how}{_missing_suffix(pointer, path not in ('', '-'))}",
             ).with_location(span))
     return native
+
+
+def _missing_span(workload, pointer: str) -> Optional[Span]:
+    """Where a KV207 for a missing fact points: the fact's own place, else (Kubernetes) the image
+    the engine release would come from, else the workload as a whole."""
+    span = workload.value_spans.get(pointer)
+    if span is None and pointer == "/engine/version" and workload.format == "kubernetes":
+        span = workload.value_spans.get("/engine")
+    return span or workload.value_spans.get("")
 
 
 # What does not run without each fact (KV207 says so: a check that did not run never passes).
@@ -154,27 +179,35 @@ def _missing_suffix(pointer: str, has_path: bool = True) -> str:
 
 
 def _merge_reference(workload, reference, path: str, config: Config, findings: List[Finding], display: str,
-                     position: int):
+                     position: int, native: Optional["NativeFile"] = None):
     """The workload with the engine config file its command line names (`vllm serve --config F`,
     `trtllm-serve --extra_llm_api_options F`) merged in, the command line winning. The file is
-    looked for next to the native file, inside the project (KV209's rule); when it cannot be read
-    (a path inside the container, outside the project, not in the repository), a KV208 (info) says that
-    the settings in it are not checked, instead of the engine defaults standing in silently."""
-    from kvlint.adapters import engine_config
+    looked for next to the native file, inside the project (KV209's rule), or, in a Kubernetes
+    file, in the ConfigMap mounted at its path (same file, or a YAML file beside it). When it
+    cannot be read (a path inside the container, outside the project, not in the repository), a
+    KV208 (info) says that the settings in it are not checked, and the checks that need a field it
+    may set do not run (`NativeFile.unread`), instead of the engine defaults standing in."""
     from kvlint.adapters.engine_config import merge_config
-    from kvlint.inputs import InputError, read_capped
     from kvlint.pipeline.paths import path_problem
 
     written = reference.path
     flag = "--config" if reference.kind != "trtllm-options" else "--extra_llm_api_options"
     why: Optional[str] = None
     base = Path(path) if path and path != "-" else None
+    mounted = None
+    if native is not None and workload.format == "kubernetes" and written.startswith("/"):
+        from kvlint.adapters.kubernetes import config_mount
+
+        mounted = config_mount(display, native.loaded.text, native.loaded.documents, reference.span, written)
+    if mounted is not None:
+        return _merge_config_map(workload, reference, mounted, flag, base, config, findings, display, position, native)
     if base is None:
         why = "the command was read from standard input, so there is no directory to look in"
     elif "$" in written or not written.strip():
         why = "the path is not a plain file name"
     elif Path(written).is_absolute():
-        why = "an absolute path, read where the engine runs; kvlint reads only files inside the project"
+        why = ("an absolute path, read where the engine runs; kvlint reads only files inside the project "
+               "(in Kubernetes, mount it from a ConfigMap kept beside the workload)")
     else:
         why = path_problem(written, base, config)
         if why is None and not (base.parent / written).is_file():
@@ -187,26 +220,128 @@ def _merge_reference(workload, reference, path: str, config: Config, findings: L
         except InputError as exc:
             why = f"it cannot be read: {exc}"
         else:
-            text = raw.decode("utf-8", errors="replace")
-            loaded = load_bytes(raw, written)
-            if loaded.findings:
-                why = "it is not YAML kvlint can read: " + loaded.findings[0].message
-            elif not loaded.documents or not isinstance(loaded.documents[0].data, dict):
-                why = "it holds no engine settings kvlint reads"
-            else:
-                try:
-                    adapted, _ = engine_config.adapt_document(written, text, loaded.documents[0], reference.kind)
-                    config_workload = adapted[0]
-                except Exception as exc:  # never a traceback: the file stays unread, and says why
-                    why = f"kvlint could not adapt it ({type(exc).__name__})"
+            config_workload, why = _adapt_config(raw.decode("utf-8", errors="replace"), written, reference.kind)
     if config_workload is None:
-        findings.append(Finding(
-            code="KV208", name="", severity="info", file=display, pointer="", document=position,
-            message=f"{workload.name}: {flag} {written!r} is not read ({why}); the settings in it are not "
-            "checked, and fields it may set are taken as the engine's defaults",
-        ).with_location(reference.span))
+        _not_read(findings, workload, display, position, native, reference.span, f"{flag} {written!r} is not read ({why})")
         return workload
     return merge_config(workload, config_workload, reference.span)
+
+
+def _not_read(findings: List[Finding], workload, display: str, position: int, native: Optional["NativeFile"],
+              span: Span, what: str) -> None:
+    findings.append(Finding(
+        code="KV208", name="", severity="info", file=display, pointer="", document=position,
+        message=f"{workload.name}: {what}; the settings in it are not checked, and the checks that need a "
+        "field it may set (the KV pool and capacity, and any setting the command line does not give) did not run",
+    ).with_location(span))
+    if native is not None:
+        native.unread.add(position)
+
+
+def _adapt_config(text: str, label: str, kind: str):
+    """(the engine config file adapted, None) or (None, why it cannot be)."""
+    from kvlint.adapters import engine_config
+
+    loaded = load_bytes(text.encode("utf-8"), label)
+    if loaded.findings:
+        return None, "it is not YAML kvlint can read: " + loaded.findings[0].message
+    if not loaded.documents or not isinstance(loaded.documents[0].data, dict):
+        return None, "it holds no engine settings kvlint reads"
+    try:
+        adapted, _ = engine_config.adapt_document(label, text, loaded.documents[0], kind)
+        return adapted[0], None
+    except Exception as exc:  # never a traceback: the file stays unread, and says why
+        return None, f"kvlint could not adapt it ({type(exc).__name__})"
+
+
+# Other YAML files of the directory looked through for a mounted ConfigMap.
+MAX_SIBLINGS = 256
+
+
+def _merge_config_map(workload, reference, mounted, flag: str, base: Optional[Path], config: Config,
+                      findings: List[Finding], display: str, position: int, native: "NativeFile"):
+    """The workload with the engine config file the kubelet writes from a ConfigMap volume: the
+    entry's text read as that file. In the same file, the merged fields point into the
+    ConfigMap's block scalar; from a file beside it, at the path on the command line (a finding
+    cannot point into a second file), with provenance naming the file and line."""
+    from kvlint.adapters.engine_config import merge_config
+    from kvlint.adapters.source import LineLocator, scalar_locator
+
+    written = reference.path
+    source = f"ConfigMap {mounted.config_map!r} (volume {mounted.volume!r} at {mounted.mount_path})"
+    if mounted.problem:
+        _not_read(findings, workload, display, position, native, reference.span,
+                  f"{flag} {written!r} is mounted from {source}, but {mounted.problem}")
+        return workload
+    label = f"ConfigMap {mounted.config_map} key {mounted.key}"
+    located = None
+    if mounted.found is not None:
+        document, ptr = mounted.found
+        content = document.data
+        for token in ptr.split("/")[1:]:
+            content = content.get(token.replace("~1", "/").replace("~0", "~")) if isinstance(content, dict) else None
+        content = "" if content is None else str(content)
+        text = native.loaded.text
+        located = scalar_locator(text, LineLocator(text), document.span(ptr), content)
+    else:
+        content, where = _config_map_beside(mounted, base, config)
+        if content is None:
+            _not_read(findings, workload, display, position, native, reference.span,
+                      f"{flag} {written!r} is mounted from {source}, which is not in this file"
+                      + (" or a YAML file beside it" if base is not None else "") + " (apply it with the workload, "
+                      "or keep it beside this file to have it checked)")
+            return workload
+        label = f"{where}: {label}"
+    config_workload, why = _adapt_config(content, label, reference.kind)
+    if config_workload is None:
+        _not_read(findings, workload, display, position, native, reference.span,
+                  f"{flag} {written!r} (key {mounted.key!r} of {source}) is not read ({why})")
+        return workload
+    merged = merge_config(workload, config_workload, reference.span)
+    if located is not None and located.text == content:
+        lines = LineLocator(content)
+        for ptr, span in config_workload.value_spans.items():
+            if merged.value_spans.get(ptr) != reference.span or not merged.provenance.get(ptr, "").startswith(label):
+                continue
+            start = lines.offset(span.line, span.column)
+            end = lines.offset(span.end_line, span.end_column)
+            merged.value_spans[ptr] = located.locator.span(start, max(end, start + 1))
+            key = config_workload.key_spans.get(ptr)
+            if key is not None:
+                merged.key_spans[ptr] = located.locator.span(
+                    lines.offset(key.line, key.column), max(lines.offset(key.end_line, key.end_column),
+                                                            lines.offset(key.line, key.column) + 1))
+    return merged
+
+
+def _config_map_beside(mounted, base: Optional[Path], config: Config) -> Tuple[Optional[str], str]:
+    """(the entry's text, the file it is in) from a ConfigMap in a YAML file of the same
+    directory, or (None, "")."""
+    if base is None or mounted.key is None:
+        return None, ""
+    name = mounted.config_map.encode("utf-8")
+    try:
+        siblings = sorted(p for p in base.parent.iterdir() if p.suffix.lower() in (".yaml", ".yml", ".json"))
+    except OSError:
+        return None, ""
+    for sibling in siblings[:MAX_SIBLINGS]:
+        if sibling.name == base.name or not sibling.is_file():
+            continue
+        try:
+            raw = read_capped(sibling)
+        except InputError:
+            continue
+        if b"ConfigMap" not in raw or name not in raw:
+            continue
+        loaded = load_bytes(raw, sibling.name)
+        for document in loaded.documents:
+            data = document.data
+            if not (isinstance(data, dict) and data.get("kind") == "ConfigMap"
+                    and isinstance(data.get("metadata"), dict) and data["metadata"].get("name") == mounted.config_map
+                    and isinstance(data.get("data"), dict) and mounted.key in data["data"]):
+                continue
+            return str(data["data"][mounted.key]), sibling.name
+    return None, ""
 
 
 def _finding(problem, display: str, document: int) -> Finding:
@@ -252,6 +387,18 @@ def covered_by_missing(finding: Finding, missing: Sequence[str]) -> bool:
     return False
 
 
+def given_despite_unread(finding: Finding, provenance: Dict[str, str]) -> bool:
+    """Whether a check's finding stands when the workload's engine config file was not read:
+    only one about a field the native file itself gives (the command line wins over the file).
+    The capacity checks (KV6xx) need every memory and parallelism setting, any of which the
+    file may set (an 8-GPU pod's tensor_parallel_size), so none of them stands; nor does one
+    about a default (`kv_cache.dtype: auto`) or an absent field, which the file may set."""
+    if finding.code.startswith("KV6"):
+        return False
+    origin = provenance.get(finding.pointer)
+    return origin is not None and origin != "missing" and not origin.startswith("default")
+
+
 def load_source(raw: bytes, display: str, path: str, config: Config) -> NativeFile:
     """A file as the pipeline reads it: a kvlint/v1 manifest file (format "kvlint"), or a native
     file adapted into one Document per engine workload."""
@@ -259,13 +406,70 @@ def load_source(raw: bytes, display: str, path: str, config: Config) -> NativeFi
     if MANIFEST_MARKER.search(head) is None:
         # standard input has no name to sniff by: read it as YAML (`helm template … | kvlint
         # check -`), or as a script when it starts with a shell's #! line
-        fmt = native_format(path if path != "-" else "stdin.yaml", head, config)
+        fmt = native_format(path if path != "-" else "stdin.yaml", raw, config)
         if fmt is not None:
-            return read_native(raw, display, fmt, config, path)
+            native = read_native(raw, display, fmt, config, path)
+            if fmt in YAML_FORMATS:
+                _keep_misnamed_manifests(native)
+            return native
         template = _helm_template(raw, display, path, head, config)
         if template is not None:
             return template
-    return NativeFile(format="kvlint", loaded=load_bytes(raw, display))
+    loaded = load_bytes(raw, display)
+    if loaded.documents and not any(f.code in ("KV001", "KV004") for f in loaded.findings) and not any(
+            looks_like_manifest(d.data) or _kvlint_api(d.data) for d in loaded.documents):
+        # Neither a kvlint manifest (not even one with a damaged apiVersion) nor a deployment file
+        # kvlint reads: a workflow, a Chart.yaml, a rule file (whose examples quote manifests, so
+        # the marker matched), a model's config.json. Named on the command line it is read and
+        # said to be out of scope, not validated against the manifest schema (whose errors would
+        # fail the run).
+        loaded.documents = []
+        loaded.findings.append(_not_a_deployment(display))
+    return NativeFile(format="kvlint", loaded=loaded)
+
+
+def _kvlint_api(data: Any) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("apiVersion"), str) and data["apiVersion"].startswith("kvlint/")
+
+
+# Top-level fields of a kvlint/v1 manifest that no other file kvlint meets has as mappings
+# (schemas/manifest.v1.json: Deployment and Ablation).
+_MANIFEST_OBJECTS = ("engine", "hardware", "model", "kv_cache", "memory", "serving", "parallelism", "targets",
+                     "speculative")
+
+
+def looks_like_manifest(data: Any) -> bool:
+    """A kvlint/v1 manifest whatever its apiVersion says: a Deployment's objects (`engine:`,
+    `model:`, `kv_cache:` … as mappings) or an Ablation's `base` and `variants`. A Kubernetes
+    object, a workflow, a Chart.yaml, a catalog or rule file has none of them."""
+    if not isinstance(data, dict):
+        return False
+    if any(isinstance(data.get(key), dict) for key in _MANIFEST_OBJECTS):
+        return True
+    return "base" in data and isinstance(data.get("variants"), list)
+
+
+def _keep_misnamed_manifests(native: NativeFile) -> None:
+    """kvlint manifests in a native YAML file whose apiVersion is damaged (`""`, `kvlint`, a list,
+    a number, `v1`): the sniff took the file for Kubernetes, whose adapter skips them. They are
+    checked as manifests, so the schema reports the apiVersion (KV104 at it, expecting
+    kvlint/v1) instead of the file passing as "0 documents"."""
+    for document in native.loaded.documents:
+        data = document.data
+        if not looks_like_manifest(data) or data.get("apiVersion") == "kvlint/v1":
+            continue
+        if isinstance(data.get("spec"), dict):
+            continue  # a Kubernetes object, however odd
+        native.documents.append(replace(document, index=len(native.documents)))
+
+
+def _not_a_deployment(display: str) -> Finding:
+    return Finding(
+        code="KV208", name="", severity="info", file=display, pointer="", document=0,
+        message="not a deployment kvlint reads (no kvlint/v1 manifest, Kubernetes workload, compose file, "
+        "values file, engine config, script or Dockerfile), so nothing in it is checked; a kvlint "
+        "manifest starts with `apiVersion: kvlint/v1`",
+    ).with_location(Span(1, 1, 1, 1))
 
 
 def _helm_template(raw: bytes, display: str, path: str, head: bytes, config: Config) -> Optional[NativeFile]:

@@ -14,8 +14,11 @@ are given the way a user would: a `kvlint.toml` in that folder with
 
 Per case it reports: files kvlint read, engine launches found (documents), findings by code and
 severity, and the false findings: every error or warning on a case whose outcome is `starts`.
-Those are split into `false` (everything except KV206) and `style` (KV206, an unpinned image: a
-fair warning on a file that ran, counted apart but still listed). Summaries per split (fit /
+Those are split three ways, each counted and listed: `blind` (KV201, KV202, KV203, KV207: kvlint
+says a check could not run because the file does not state a fact, or the catalog does not know
+the release, GPU or model; true, and the measure of what kvlint does not know), `style` (KV206
+an unpinned image, KV321 an abbreviated or deprecated flag spelling: true statements about a file
+that ran) and `false` (every other error or warning: a claim that the file that ran is wrong). Summaries per split (fit /
 holdout: the holdout third of the source repositories must not be used to tune kvlint), per
 carrier, the most frequent codes, and KV208 (a value kvlint could not resolve) by kind.
 
@@ -46,7 +49,8 @@ from capacity_accuracy import find_kvlint  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 CASES_DIR = ROOT / "tests" / "data" / "native_corpus"
 REQUIRED = ("id", "source", "carrier", "engine", "outcome", "evidence", "features", "split")
-STYLE_CODES = {"KV206"}
+STYLE_CODES = {"KV206", "KV321"}
+BLIND_CODES = {"KV201", "KV202", "KV203", "KV207"}
 # The keys `[defaults]` in kvlint.toml takes (kvlint/config.py rejects any other); a case fact
 # under another key (gpu-count, gpu-compute-capability, gpu-memory) cannot be given without
 # editing the verbatim file, so it is reported per case as `facts_not_given`.
@@ -132,7 +136,7 @@ def run_case(kvlint: List[str], case: dict) -> dict:
 
 def summarise_case(case: dict, result: dict) -> dict:
     codes = Counter()
-    false, style = [], []
+    false, style, blind = [], [], []
     kv208 = Counter()
     for diag in result["diagnostics"]:
         sev = diag.get("severity", "?")
@@ -142,7 +146,8 @@ def summarise_case(case: dict, result: dict) -> dict:
         if case["outcome"] == "starts" and sev in ("error", "warning"):
             entry = {"code": diag["code"], "severity": sev, "file": diag.get("file"),
                      "line": diag.get("line"), "message": diag.get("message", "")}
-            (style if diag["code"] in STYLE_CODES else false).append(entry)
+            (style if diag["code"] in STYLE_CODES else blind if diag["code"] in BLIND_CODES
+             else false).append(entry)
     return {
         "id": case["id"], "carrier": case["carrier"], "engine": case["engine"],
         "split": case["split"], "outcome": case["outcome"], "repo": case["source"]["repo"],
@@ -154,7 +159,8 @@ def summarise_case(case: dict, result: dict) -> dict:
         "false_errors": sum(1 for f in false if f["severity"] == "error"),
         "false_warnings": sum(1 for f in false if f["severity"] == "warning"),
         "style_warnings": len(style),
-        "false_findings": false, "style_findings": style,
+        "blind_warnings": len(blind),
+        "false_findings": false, "style_findings": style, "blind_findings": blind,
         "kv208_by_kind": dict(sorted(kv208.items())),
     }
 
@@ -164,7 +170,7 @@ def group_totals(rows: List[dict], key: str) -> Dict[str, dict]:
     for row in rows:
         g = groups.setdefault(row[key], {"cases": 0, "starts_cases": 0, "documents": 0,
                                          "no_launch_found": 0, "false_errors": 0,
-                                         "false_warnings": 0, "style_warnings": 0,
+                                         "false_warnings": 0, "style_warnings": 0, "blind_warnings": 0,
                                          "cases_with_false_findings": 0, "kvlint_errors": 0})
         g["cases"] += 1
         g["starts_cases"] += row["outcome"] == "starts"
@@ -173,6 +179,7 @@ def group_totals(rows: List[dict], key: str) -> Dict[str, dict]:
         g["false_errors"] += row["false_errors"]
         g["false_warnings"] += row["false_warnings"]
         g["style_warnings"] += row["style_warnings"]
+        g["blind_warnings"] += row["blind_warnings"]
         g["cases_with_false_findings"] += bool(row["false_errors"] or row["false_warnings"])
         g["kvlint_errors"] += bool(row["kvlint_error"]) or row["rc"] not in (0, 1)
     return dict(sorted(groups.items()))
@@ -212,17 +219,17 @@ def short_codes(codes: Dict[str, int]) -> str:
 def print_table(title: str, groups: Dict[str, dict]) -> None:
     print(f"\n{title}")
     print(f"  {'':<16} {'cases':>5} {'docs':>5} {'none':>5} {'f.err':>6} {'f.warn':>6} "
-          f"{'style':>6} {'cases w/ false':>15}")
+          f"{'style':>6} {'blind':>6} {'cases w/ false':>15}")
     for name, g in groups.items():
         print(f"  {name:<16} {g['cases']:>5} {g['documents']:>5} {g['no_launch_found']:>5} "
               f"{g['false_errors']:>6} {g['false_warnings']:>6} {g['style_warnings']:>6} "
-              f"{g['cases_with_false_findings']:>9}/{g['starts_cases']}")
+              f"{g['blind_warnings']:>6} {g['cases_with_false_findings']:>9}/{g['starts_cases']}")
 
 
 def print_report(report: dict) -> None:
     print("kvlint on the native corpus (tests/data/native_corpus): real public files that ran")
     print("docs = engine launches found; f.err / f.warn = errors / warnings on a case that "
-          "started (KV206 counted as style)\n")
+          "started (style: KV206, KV321; blind: KV201-KV203, KV207, a check that could not run)\n")
     print(f"{'case':<44} {'carrier':<14} {'split':<7} {'out':<7} {'files':>5} {'docs':>4} "
           f"{'f.e':>3} {'f.w':>3} {'sty':>3}  codes")
     for row in report["cases"]:
@@ -234,16 +241,18 @@ def print_report(report: dict) -> None:
     if not_given:
         print("\ncase facts [defaults] cannot carry (not given to kvlint): " + "; ".join(
             f"{cid}: {', '.join(keys)}" for cid, keys in not_given))
-    print("\nfalse findings (errors and warnings on cases that started):")
+    print("\nerrors and warnings on cases that started (false, then style and blind):")
     for row in report["cases"]:
-        for f in row["false_findings"] + row["style_findings"]:
-            tag = "style" if f["code"] in STYLE_CODES else f["severity"]
+        for f in row["false_findings"] + row["style_findings"] + row["blind_findings"]:
+            tag = ("style" if f["code"] in STYLE_CODES else "blind" if f["code"] in BLIND_CODES
+                   else f["severity"])
             msg = f["message"] if len(f["message"]) <= 150 else f["message"][:147] + "..."
             print(f"  {row['id']}: {f['code']} {tag} {f['file']}:{f['line']}: {msg}")
     t = report["totals"]
     print(f"\ntotals: {t['cases']} cases, {t['documents']} engine launches, "
           f"{t['no_launch_found']} cases with none found; false errors {t['false_errors']}, "
-          f"false warnings {t['false_warnings']}, style {t['style_warnings']}; "
+          f"false warnings {t['false_warnings']}, style {t['style_warnings']}, "
+          f"blind {t['blind_warnings']}; "
           f"{t['cases_with_false_findings']}/{t['starts_cases']} started cases have a false "
           f"finding; kvlint failures {t['kvlint_errors']}")
     print_table("by split", report["by_split"])

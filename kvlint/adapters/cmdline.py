@@ -554,7 +554,7 @@ class _Parser:
         elif not arg.expansion and "$" not in text and "{{" not in text:
             return text
         else:
-            expanded, unresolved = expand(text, self.env, kubernetes=self.kubernetes)
+            expanded, unresolved = expand(text, self.env, kubernetes=self.kubernetes, shell=not self.kubernetes)
         if unresolved:
             what = ", ".join(sorted(set(unresolved)))
             self.problem(
@@ -807,7 +807,7 @@ class _Parser:
                 ignored.span(), "warning", "/model/name",
             )
         for arg in stray:
-            if arg.unresolved or (arg.expansion and expand(arg.text, self.env, kubernetes=self.kubernetes)[1]):
+            if arg.unresolved or (arg.expansion and expand(arg.text, self.env, kubernetes=self.kubernetes, shell=not self.kubernetes)[1]):
                 self.problem(
                     "unresolved-value",
                     f"argument {arg.text!r} is decided when the container or script runs "

@@ -99,11 +99,46 @@ def _put(data: Dict[str, Any], pointer: str, value: str) -> None:
     data[leaf] = value
 
 
+# `{{HF_TOKEN}}`-style placeholders that a sample asks the user to fill in (with sed or envsubst)
+# before `kubectl apply`: not YAML until filled. Helm actions (`{{ .Values.x }}`) are not these.
+_PLACEHOLDER = re.compile(rb"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+def _placeholders(raw: bytes) -> List[re.Match[bytes]]:
+    return list(_PLACEHOLDER.finditer(raw))[:1000]
+
+
+def _load_with_placeholders(raw: bytes, display: str, placeholders: List[re.Match[bytes]]):
+    """The file read with each placeholder turned into a quoted string of the same length (so every
+    position stays), and one KV208 info per placeholder: what is filled in there is not checked."""
+    text = bytearray(raw)
+    for match in placeholders:
+        start, end = match.span()
+        text[start:start + 1] = b'"'
+        text[end - 1:end] = b'"'
+    loaded = load_bytes(bytes(text), display)
+    if any(f.code == "KV004" for f in loaded.findings):
+        return load_bytes(raw, display)  # not the placeholders' fault: report the file as it is
+    for match in placeholders:
+        line = raw.count(b"\n", 0, match.start()) + 1
+        column = match.start() - (raw.rfind(b"\n", 0, match.start()) + 1) + 1
+        name = match.group(1).decode("ascii")
+        loaded.findings.append(Finding(
+            code="KV208", name="", severity="info", file=display, pointer="", document=0,
+            message=f"{{{{{name}}}}} is a placeholder filled in before the file is applied; the file is read "
+                    "with it as text, and what is filled in there is not checked",
+        ).with_location(Span(line, column, line, column + len(match.group(0)))))
+    return loaded
+
+
 def read_native(raw: bytes, display: str, fmt: str, config: Optional[Config] = None, path: str = "") -> NativeFile:
     from kvlint.adapters import adapt  # on use, as above
 
     if fmt in YAML_FORMATS:
         loaded = load_bytes(raw, display)
+        placeholders = _placeholders(raw) if any(f.code == "KV004" for f in loaded.findings) else []
+        if placeholders:
+            loaded = _load_with_placeholders(raw, display, placeholders)
     else:  # a shell script or Dockerfile: text, not YAML
         text = raw.decode("utf-8", errors="replace")
         loaded = LoadedFile(path=display, text=text, suppressions=find_suppressions(text, yaml_text=False))
@@ -179,7 +214,7 @@ def _missing_suffix(pointer: str, has_path: bool = True) -> str:
 
 
 def _merge_reference(workload, reference, path: str, config: Config, findings: List[Finding], display: str,
-                     position: int, native: Optional["NativeFile"] = None):
+                     position: int, native: Optional[NativeFile] = None):
     """The workload with the engine config file its command line names (`vllm serve --config F`,
     `trtllm-serve --extra_llm_api_options F`) merged in, the command line winning. The file is
     looked for next to the native file, inside the project (KV209's rule), or, in a Kubernetes
@@ -227,7 +262,7 @@ def _merge_reference(workload, reference, path: str, config: Config, findings: L
     return merge_config(workload, config_workload, reference.span)
 
 
-def _not_read(findings: List[Finding], workload, display: str, position: int, native: Optional["NativeFile"],
+def _not_read(findings: List[Finding], workload, display: str, position: int, native: Optional[NativeFile],
               span: Span, what: str) -> None:
     findings.append(Finding(
         code="KV208", name="", severity="info", file=display, pointer="", document=position,
@@ -259,7 +294,7 @@ MAX_SIBLINGS = 256
 
 
 def _merge_config_map(workload, reference, mounted, flag: str, base: Optional[Path], config: Config,
-                      findings: List[Finding], display: str, position: int, native: "NativeFile"):
+                      findings: List[Finding], display: str, position: int, native: NativeFile):
     """The workload with the engine config file the kubelet writes from a ConfigMap volume: the
     entry's text read as that file. In the same file, the merged fields point into the
     ConfigMap's block scalar; from a file beside it, at the path on the command line (a finding

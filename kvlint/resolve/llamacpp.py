@@ -202,7 +202,8 @@ def resolve_ggml_facts(
 
     # -- unsupported types (the parser whitelist of this build) -----------------------------------
     unsupported: List[Dict[str, Any]] = []
-    if not (ollama and not ollama_out.get("passthrough")):
+    # without a build there is no whitelist to check against: unknown, not refused
+    if build and accepted and not (ollama and not ollama_out.get("passthrough")):
         for side, name, pointer in (("K", k_eff, k_pointer), ("V", v_eff, v_pointer)):
             if name in accepted:
                 continue

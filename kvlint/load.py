@@ -471,6 +471,26 @@ def _scalar_regions(text: str) -> List[Tuple[int, int, int, int]]:
     return regions
 
 
+def yaml_comment_columns(text: str, lines: Set[int]) -> Dict[int, List[int]]:
+    """0-based line -> 0-based columns of each `#` that starts a YAML comment, on `lines` only:
+    a `#` after a blank (or at the line start) outside every scalar (YAML 1.2 §6.6)."""
+    all_lines = text.splitlines()
+    regions = _regions_by_line(_scalar_regions(text), set(lines))
+    found: Dict[int, List[int]] = {}
+    for number in sorted(lines):
+        if number >= len(all_lines):
+            continue
+        line = all_lines[number]
+        for match in re.finditer(r"#", line):
+            col = match.start()
+            if col > 0 and not line[col - 1].isspace():
+                continue
+            if any(_inside(region, number, col) for region in regions.get(number, ())):
+                continue
+            found.setdefault(number, []).append(col)
+    return found
+
+
 def find_suppressions(text: str, yaml_text: bool = True) -> List[Suppression]:
     """`# kvlint: ignore[...]` comments. In YAML a `#` inside a scalar is not a comment; other
     text (a shell script, a Dockerfile) has no scalars to skip."""

@@ -222,7 +222,7 @@ def _adapt_service(
                     draft.problems.append(problem("unpinned-image", image.why_unknown, image_span, "warning", "/engine/version"))
         else:
             draft.engine = Fact(engine, launch.command.span, f"{where} command")
-        count = _gpu_count(document, fields, where, draft)
+        count = _gpu_count(document, fields, where, draft, "gpu-count" in comments)
         if count is not None:
             draft.gpu_count = count
         draft.env = dict(env_facts)
@@ -284,7 +284,8 @@ def _environment(
     return values, facts
 
 
-def _gpu_count(document: Document, fields: Dict[str, Tuple[Any, str]], where: str, draft: Draft) -> Optional[Fact]:
+def _gpu_count(document: Document, fields: Dict[str, Tuple[Any, str]], where: str, draft: Draft,
+               stated: bool = False) -> Optional[Fact]:
     deploy, deploy_ptr = fields.get("deploy", (None, ""))
     devices_ptr = f"{deploy_ptr}/resources/reservations/devices"
     node: Any = {"deploy": deploy}
@@ -305,7 +306,7 @@ def _gpu_count(document: Document, fields: Dict[str, Tuple[Any, str]], where: st
         if isinstance(count, int) and count >= 1:
             return Fact(count, document.span(f"{dptr}/count"), f"{where} deploy.resources.reservations.devices[{i}].count",
                         document.key_spans.get(f"{dptr}/count"))
-        if count == "all":
+        if count == "all" and not stated:
             draft.problems.append(problem(
                 "missing-fact",
                 f"{where} reserves `count: all` GPUs: the number depends on the host; set a number "

@@ -43,7 +43,7 @@ def _pins(text: str, locator: LineLocator) -> Dict[str, Fact]:
 def adapt_shell(path: str, text: str) -> Tuple[List[Adapted], List[Problem]]:
     locator = LineLocator(text)
     pins = _pins(text, locator)
-    comments = comment_statements(text)
+    comments = comment_statements(text, "shell")
     release_for = _ReleaseFromFacts(pins, comments)
     result = run_script(text, locator, "script", {}, release_for)
     return _drafts(path, "shell", result, pins, comments, None, None, locator), (
@@ -203,7 +203,7 @@ def _json_array(text: str, start: int, end: int, locator: Locator, origin: str) 
 
 def adapt_dockerfile(path: str, text: str) -> Tuple[List[Adapted], List[Problem]]:
     locator = LineLocator(text)
-    comments = comment_statements(text)
+    comments = comment_statements(text, "line")
     pins = _pins(text, locator)
     image: Optional[Tuple[ImageEngine, str, Span]] = None
     entrypoint: Optional[Tuple[str, int, int]] = None

@@ -155,6 +155,7 @@ class _Lexer:
         self.expansion = False
         self.expansions: List[Tuple[int, int, bool]] = []
         self.heredocs: List[HereDoc] = []  # bodies in the order their operators appear
+        self.comments: List[int] = []  # offsets of the `#` of each comment
 
     # -- word buffer -------------------------------------------------------------------------
     def _begin(self, at: int) -> None:
@@ -206,6 +207,7 @@ class _Lexer:
                 self._finish_word(self.i)
                 self.i += 1
             elif ch == "#" and self.word_start < 0:
+                self.comments.append(self.i)
                 end = text.find("\n", self.i)
                 self.i = n if end < 0 else end
             elif ch in ";&|()<>":
@@ -446,6 +448,12 @@ def _lex(text: str) -> _Lexer:
     lexer = _Lexer(text)
     lexer.run()
     return lexer
+
+
+def comment_offsets(text: str) -> List[int]:
+    """Offsets of the `#` of every comment (a `#` that starts a word outside quotes, XCU 2.3 rule
+    9); a `#` inside a quoted string or a word is text."""
+    return _lex(text).comments
 
 
 def tokenize(text: str) -> Tuple[List[object], List[ShellProblem]]:

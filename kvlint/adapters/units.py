@@ -89,7 +89,7 @@ def _logical_lines(text: str) -> List[Tuple[int, int]]:
 
 def adapt_unit(path: str, text: str) -> Tuple[List[Adapted], List[Problem]]:
     lines = LineLocator(text)
-    comments = comment_statements(text)
+    comments = comment_statements(text, "line")
     section = ""
     env: Dict[str, Fact] = {}
     env_values: Dict[str, str] = {}
@@ -228,7 +228,7 @@ _PARAMETER = re.compile(r"^(?P<key>\S+)[ \t]+(?P<value>.*)$")
 
 def adapt_modelfile(path: str, text: str) -> Tuple[List[Adapted], List[Problem]]:
     lines = LineLocator(text)
-    comments = comment_statements(text)
+    comments = comment_statements(text, "line")
     model: Optional[Fact] = None
     num_ctx: Optional[Tuple[str, Span, Span]] = None
     offset = 0

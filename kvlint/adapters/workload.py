@@ -21,14 +21,16 @@ default is `auto`.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from kvlint.deployment import GGML_ENGINES
 from kvlint.findings import Span
+from kvlint.load import yaml_comment_columns
 
-from kvlint.adapters import ggml
+from kvlint.adapters import ggml, shell
 from kvlint.adapters.cmdline import ParsedCommand, Setting
 from kvlint.adapters.result import Adapted, ManifestBuilder, Problem, problem_code
 
@@ -41,6 +43,8 @@ STATEMENT_KEYS: Dict[str, Tuple[str, str]] = {
     "gpu-compute-capability": ("/hardware/compute_capability", "cc"),
     "engine": ("/engine/name", "engine"),
     "engine-version": ("/engine/version", "version"),
+    # llama.cpp / Ollama: the ggml backend that holds the KV cache (metal on Apple silicon, cpu)
+    "backend": ("/engine/build/backend", "backend"),
     "model": ("/model/name", "str"),
     "model-config": ("/model/config", "str"),
     "model-kv-scales": ("/model/kv_scales", "str"),
@@ -188,7 +192,20 @@ def assemble(draft: Draft) -> Adapted:
         else:
             b.put("/kv_cache/dtype", "auto", span, "default (the engine's default KV cache dtype is auto)")
 
+    if engine == "llama.cpp" and not b.has("/engine/build/backend"):
+        layers = b.get("/engine/options/gpu_layers")
+        if str(layers).strip() == "0":
+            # -ngl 0: every layer, and so its KV cache, stays on the CPU (llama_model_params.n_gpu_layers)
+            span = b.value_spans.get("/engine/options/gpu_layers", draft.root)
+            b.put("/engine/build/backend", "cpu", span, "-ngl 0 (no layer on a GPU: the KV cache is on the CPU)")
+    if not b.has("/hardware/gpu") and b.has("/hardware/compute_capability") and b.has("/hardware/memory"):
+        # a GPU the catalog need not know, described by what the checks use
+        cc_span = b.value_spans.get("/hardware/compute_capability", draft.root)
+        b.put("/hardware/gpu", f"sm_{str(b.get('/hardware/compute_capability')).replace('.', '')}-"
+              f"{b.get('/hardware/memory')}", cc_span, "gpu-compute-capability and gpu-memory statements")
     for ptr in ("/engine/version", "/hardware/gpu", "/model/name"):
+        if ptr == "/hardware/gpu" and _no_gpu_needed(b, engine):
+            continue
         if not b.has(ptr):
             how = draft.hints.get(ptr) or (_OLLAMA_MODEL_HINT if engine == "ollama" and ptr == "/model/name"
                                            else _DEFAULT_HINTS[ptr])
@@ -208,6 +225,12 @@ def assemble(draft: Draft) -> Adapted:
         references=list(draft.command.references) if draft.command else [],
         flags=list(draft.command.flags) if draft.command else [],
     )
+
+
+def _no_gpu_needed(b: ManifestBuilder, engine: Optional[str]) -> bool:
+    """No GPU model to ask for: a llama.cpp/Ollama cache on the CPU or Apple's Metal (not GPU
+    catalog entries)."""
+    return engine in GGML_ENGINES and b.get("/engine/build/backend") in ("cpu", "metal")
 
 
 def _apply_statement(
@@ -239,7 +262,8 @@ def _apply_statement(
     current = b.get(ptr)
     if ptr in native:
         given = native[ptr]
-        if ptr == "/model/name" and isinstance(given.value, str) and _PATHLIKE.match(given.value):
+        if ptr == "/model/name" and isinstance(given.value, str) and (
+                _PATHLIKE.match(given.value) or given.value.lower().endswith(".gguf")):
             b.put(ptr, value, fact.span, fact.provenance, fact.key_span)
             return
         if current is not None and str(current) != str(value):
@@ -279,6 +303,9 @@ def _convert_statement(kind: str, raw: Any) -> Any:
         lowered = {"trtllm": "tensorrt-llm", "tensorrt_llm": "tensorrt-llm", "trt-llm": "tensorrt-llm"}.get(lowered, lowered)
         lowered = {"llamacpp": "llama.cpp", "llama-cpp": "llama.cpp", "llama-server": "llama.cpp"}.get(lowered, lowered)
         return lowered if lowered in ("vllm", "sglang", "tensorrt-llm", "llama.cpp", "ollama") else None
+    if kind == "backend":
+        lowered = {"rocm": "hip", "apple": "metal", "mps": "metal"}.get(text.lower(), text.lower())
+        return lowered if lowered in ("cuda", "hip", "musa", "metal", "vulkan", "sycl", "cpu") else None
     if kind == "version":
         match = _VERSION.match(text)  # a llama.cpp build tag (b4747) or a version
         return (match.group(2) or match.group(1)) if match else None
@@ -307,17 +334,63 @@ _COMMENT_FACTS = re.compile(r"#\s*kvlint:\s*(?!ignore\[)(?P<body>[a-z][a-z0-9-]*
 _PAIR = re.compile(r"(?P<key>[a-z][a-z0-9-]*)=(?P<value>\"[^\"]*\"|'[^']*'|\S+)")
 
 
-def comment_statements(text: str) -> Dict[str, Fact]:
+def comment_statements(text: str, syntax: str = "yaml") -> Dict[str, Fact]:
     """`# kvlint: gpu=H100-SXM-80GB engine-version=0.19.1` comments anywhere in a file.
 
     Same grammar family as the suppression comment `# kvlint: ignore[...]` (`kvlint/load.py`),
-    for files that cannot carry annotations (scripts, compose, values, Dockerfiles). A `#` inside
-    a YAML or shell string that merely contains this text is not told apart; such strings are
-    rare enough that the cheap scan is kept.
+    for files that cannot carry annotations (scripts, compose, values, Dockerfiles). Only a real
+    comment of the file's syntax counts (`yaml`, `shell`, or `line` for Dockerfiles, systemd units
+    and Modelfiles, where a comment is a whole line): the same text inside a
+    string (a compose environment value, a shell `echo`, a Dockerfile LABEL) is the file's
+    content, and content must not restate the facts kvlint checks.
     """
     found: Dict[str, Fact] = {}
     if "kvlint:" not in text:
         return found
+    lines = text.split("\n")
+    candidates = {n for n, line in enumerate(lines) if "kvlint:" in line and "#" in line}
+    if not candidates:
+        return found
+    comments = _comment_columns(text, lines, candidates, syntax)
+    for index in sorted(candidates):
+        line = lines[index]
+        number = index + 1
+        for column in comments.get(index, ()):
+            match = _COMMENT_FACTS.match(line, column)
+            if not match:
+                continue
+            body_start = match.start("body")
+            for pair in _PAIR.finditer(match.group("body")):
+                value = pair.group("value").strip("\"'")
+                col = body_start + pair.start() + 1
+                value_col = body_start + pair.start("value") + 1
+                found[pair.group("key")] = Fact(
+                    value,
+                    Span(number, value_col, number, value_col + len(pair.group("value"))),
+                    f"comment `# kvlint: {pair.group('key')}=…` (line {number})",
+                    Span(number, col, number, col + len(pair.group("key"))),
+                )
+            break
+    return found
+
+
+def _comment_columns(text: str, lines: List[str], candidates: Set[int], syntax: str) -> Dict[int, List[int]]:
+    """0-based line -> columns where a comment starts, for the candidate lines."""
+    if syntax == "yaml":
+        return yaml_comment_columns(text, candidates)
+    if syntax == "line":
+        # a line whose first non-blank character is `#` (https://docs.docker.com/reference/dockerfile/#format,
+        # systemd.syntax(7), Ollama's Modelfile)
+        return {n: [len(lines[n]) - len(lines[n].lstrip())] for n in candidates if lines[n].lstrip().startswith("#")}
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    found: Dict[int, List[int]] = {}
+    for offset in shell.comment_offsets(text):
+        index = bisect.bisect_right(starts, offset) - 1
+        if index in candidates:
+            found.setdefault(index, []).append(offset - starts[index])
+    return found
     for number, line in enumerate(text.splitlines(), start=1):
         if "kvlint:" not in line:
             continue

@@ -153,15 +153,26 @@ def test_sglang_script_end_to_end(write, run_json) -> None:
 
 def test_sglang_cuda_graph_max_bs_is_gone_from_0_5_20() -> None:
     """0.5.20 moved the CUDA-graph knobs to arg_groups/fields/exec_.py as per-phase
-    `--cuda-graph-max-bs-decode` / `-prefill` (no `--cuda-graph-max-bs`; SGLang refuses it: argparse
-    finds the old spelling an ambiguous prefix of the two)."""
+    `--cuda-graph-max-bs-decode` / `-prefill` (no `--cuda-graph-max-bs`): argparse finds the old
+    spelling an ambiguous prefix of the two and SGLang refuses to start."""
     doc = _doc("sglang")
     assert _has(doc, "--cuda-graph-max-bs", "0.5.19")
     assert not _has(doc, "--cuda-graph-max-bs", "0.5.20")
     assert _has(doc, "--cuda-graph-max-bs-decode", "0.5.20")
     parsed = _run(SGLANG_CMD, "0.5.20")
-    assert [p.kind for p in parsed.problems] == ["flag-not-in-release"]
-    assert "removed in SGLang 0.5.20" in parsed.problems[0].message
+    assert [p.kind for p in parsed.problems] == ["ambiguous-flag"]
+    assert "--cuda-graph-max-bs-decode" in parsed.problems[0].message
+
+
+def test_a_spelling_the_release_lacks_is_read_as_its_abbreviation() -> None:
+    """SGLang 0.4.10.post2-0.5.1 register --speculative-draft-model-path only (derived); argparse
+    (allow_abbrev) reads --speculative-draft-model as that, and 0.5.2 adds the short spelling."""
+    doc = _doc("sglang")
+    assert not _has(doc, "--speculative-draft-model", "0.5.1")
+    assert _has(doc, "--speculative-draft-model", "0.5.2")
+    parsed = _run("python -m sglang.launch_server --model-path m --speculative-draft-model d", "0.5.1")
+    assert [(p.kind, p.severity) for p in parsed.problems] == [("abbreviated-flag", "info")]
+    assert {s.pointer: s.value for s in parsed.settings}["/engine/options/speculative_draft_model_path"] == "d"
 
 
 def test_the_arity_of_the_release_asked_about() -> None:

@@ -354,6 +354,13 @@ class _Parser:
         """The flag spec a written option name means, reporting unknown/ambiguous/abbreviated."""
         span = arg.span(0, name_end)
         spec = flag_table.lookup(self.engine, written, self.release)
+        if (spec is not None and self.release is not None and self.rules.abbrev and written.startswith("--")
+                and flag_table.release_problem(spec, self.release) is not None
+                and any(m != written and flag_table.release_problem(flag_table.lookup(self.engine, m), self.release) is None
+                        for m in flag_table.prefix_matches(self.engine, written))):
+            # a spelling this release lacks is, to its argparse, a prefix of the ones it has
+            # (SGLang 0.5.1 reads --speculative-draft-model as --speculative-draft-model-path)
+            spec = None
         if spec is None and self.rules.abbrev and written.startswith("--"):
             matches = [
                 m for m in flag_table.prefix_matches(self.engine, written)

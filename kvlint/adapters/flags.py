@@ -346,6 +346,7 @@ class _Table:
         self.engine: str = doc["engine"]
         self.releases: Tuple[str, ...] = tuple(doc["releases"])
         self.keys = [version_key(v) for v in self.releases]
+        self.index = {v: i for i, v in enumerate(self.releases)}
         self.signatures: List[Dict[str, Any]] = doc["signatures"]
         self.options: Dict[str, List[List[int]]] = doc["options"]
         self.sources: Dict[str, str] = doc["sources"]
@@ -594,8 +595,7 @@ def release_problem(spec: FlagSpec, release: Optional[str]) -> Optional[str]:
     if table is not None and spec.present is not None and table.releases:
         ref = table.reference(release)
         releases = table.releases
-        index = {v: i for i, v in enumerate(releases)}
-        spans = [(index[a], index[b]) for a, b in spec.present]
+        spans = [(table.index[a], table.index[b]) for a, b in spec.present]
         if ref < 0:
             ref = 0
         if any(a <= ref <= b for a, b in spans):

@@ -223,6 +223,11 @@ class _Built(Exception):
         self.parser = parser
 
 
+def _stub_names(modules, package: str) -> List[str]:
+    """Stubbed modules: third-party ones by top-level package, the release's own in full."""
+    return sorted({m if m.startswith(package) else m.split(".")[0] for m in modules})
+
+
 def build_vllm(root: str) -> Dict[str, Any]:
     import stubs  # tools/derive/stubs.py
 
@@ -246,7 +251,7 @@ def build_vllm(root: str) -> Dict[str, Any]:
         raise RuntimeError("vllm serve parser: " + "".join(traceback.format_exception_only(exc)).strip()) from exc
     out = describe(parser, where)
     out["builder"] = builder
-    out["stubbed"] = sorted({m.split(".")[0] for m in stubs.STUB_LOG})
+    out["stubbed"] = _stub_names(stubs.STUB_LOG, "vllm")
     out["errors"] = errors
     return out
 
@@ -274,7 +279,7 @@ def build_sglang(root: str) -> Dict[str, Any]:
         argparse.ArgumentParser.parse_args = original
     out = describe(parser, where)
     out["builder"] = "sglang/srt/server_args.py prepare_server_args"
-    out["stubbed"] = sorted({m.split(".")[0] for m in stubs.STUBBED})
+    out["stubbed"] = _stub_names(stubs.STUBBED, "sglang")
     return out
 
 

@@ -358,7 +358,14 @@ class _Parser:
     def _resolve(self, written: str, arg: Arg, name_end: int) -> Optional[flag_table.FlagSpec]:
         """The flag spec a written option name means, reporting unknown/ambiguous/abbreviated."""
         span = arg.span(0, name_end)
-        spec = flag_table.lookup(self.engine, written)
+        spec = flag_table.lookup(self.engine, written, self.release)
+        if (spec is not None and self.release is not None and self.rules.abbrev and written.startswith("--")
+                and flag_table.release_problem(spec, self.release) is not None
+                and any(m != written and flag_table.release_problem(flag_table.lookup(self.engine, m), self.release) is None
+                        for m in flag_table.prefix_matches(self.engine, written))):
+            # a spelling this release lacks is, to its argparse, a prefix of the ones it has
+            # (SGLang 0.5.1 reads --speculative-draft-model as --speculative-draft-model-path)
+            spec = None
         if spec is None and self.rules.abbrev and written.startswith("--"):
             matches = [
                 m for m in flag_table.prefix_matches(self.engine, written)
@@ -366,7 +373,7 @@ class _Parser:
                 or flag_table.release_problem(flag_table.lookup(self.engine, m), self.release) is None
             ]
             if len(matches) == 1:
-                spec = flag_table.lookup(self.engine, matches[0])
+                spec = flag_table.lookup(self.engine, matches[0], self.release)
                 self.problem(
                     "abbreviated-flag",
                     f"{written!r} is an abbreviation of {matches[0]!r}; {flag_table.display(self.engine)} "
@@ -396,12 +403,15 @@ class _Parser:
                 return None
         if spec is None:
             hint = flag_table.suggest(self.engine, written)
+            certain = flag_table.unknown_is_certain(self.engine, self.release)
             self.problem(
                 "unknown-flag",
                 f"unknown {flag_table.display(self.engine)} flag {written!r}"
                 + (f" (did you mean {hint!r}?)" if hint else "")
-                + f"; {flag_table.display(self.engine)} refuses to start",
-                span,
+                + (f"; {flag_table.display(self.engine)} refuses to start" if certain else
+                   f"; no {flag_table.display(self.engine)} release kvlint derived registers it, and "
+                   f"{self.release} is newer than all of them: check that it does"),
+                span, "error" if certain else "warning",
             )
             return None
         reason = flag_table.release_problem(spec, self.release)

@@ -6,6 +6,7 @@ Kept small and generic on purpose; test modules with their own needs define help
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Callable, Dict, Sequence
 
@@ -109,3 +110,18 @@ def run_json() -> Callable[..., Dict[str, Any]]:
 def codes_at(report: Dict[str, Any]) -> list:
     """[(code, line, column)] of a JSON report, in report order."""
     return [(d["code"], d["line"], d["column"]) for d in report["diagnostics"]]
+
+
+# A native file's messages name the flag the user wrote where a manifest's name the field
+# (kvlint.pipeline.native.native_terms); these tests compare everything else word for word.
+NATIVE_TERMS = {
+    "--kv-cache-dtype": "kv_cache.dtype", "--attention-backend": "attention_backend",
+    "--max-model-len": "serving.max_model_len", "--context-length": "serving.max_model_len",
+    "--kv-cache-memory-bytes": "memory.kv_cache_memory",
+    "--gpu-memory-utilization": "memory.gpu_memory_utilization",
+}
+_NATIVE_TERM = re.compile("|".join(re.escape(k) for k in sorted(NATIVE_TERMS, key=len, reverse=True)) + r"(?![\w-])")
+
+
+def manifest_terms(message: str) -> str:
+    return _NATIVE_TERM.sub(lambda m: NATIVE_TERMS[m.group(0)], message)

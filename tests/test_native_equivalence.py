@@ -333,7 +333,9 @@ def _capacity(path: str) -> List[dict]:
 
 
 def _findings(diagnostics: List[dict]) -> List[Tuple[str, str]]:
-    return sorted((d["code"], d["message"]) for d in diagnostics)
+    from conftest import manifest_terms
+
+    return sorted((d["code"], manifest_terms(d["message"])) for d in diagnostics)
 
 
 def _write(tmp_path: Path, files: Dict[str, str]) -> None:

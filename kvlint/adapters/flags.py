@@ -509,6 +509,19 @@ def lookup(engine: str, spelling: str, release: Optional[str] = None) -> Optiona
     return None
 
 
+def spelling_for(engine: str, pointer: str, release: Optional[str] = None) -> Optional[str]:
+    """The engine's own flag that sets a manifest field (its first `--long` spelling that this
+    release registers), so a message about a native file can speak the user's form; None when no
+    flag sets the field."""
+    candidates = [s for s, entry in _MAPPED.get(engine, {}).items() if entry.get("field") == pointer]
+    candidates.sort(key=lambda s: not s.startswith("--"))  # stable: the table's order within each kind
+    for spelling in candidates:
+        spec = lookup(engine, spelling, release)
+        if spec is not None and not release_problem(spec, release):
+            return spelling
+    return None
+
+
 def spellings(engine: str) -> List[str]:
     """Every option string the parser registers (vLLM / SGLang: in any derived release; with
     `--no-x` for booleans)."""

@@ -14,7 +14,7 @@ from kvlint.findings import Finding, severity_rank
 from kvlint.load import InputError, LoadedFile, read_input, unreadable
 from kvlint.pipeline.discovery import discover_files, display_path
 from kvlint.pipeline.documents import analyze_document
-from kvlint.pipeline.native import NativeFile, covered_by_missing, given_despite_unread, load_source
+from kvlint.pipeline.native import NativeFile, covered_by_missing, given_despite_unread, load_source, native_terms
 from kvlint.pipeline.selection import per_file_ignored
 from kvlint.pipeline.suppressions import apply_suppressions
 from kvlint.schema import validate_document
@@ -60,6 +60,9 @@ def analyze_file(loaded: LoadedFile, context: CheckContext, source: Optional[Nat
             semantic = [f for f in semantic if not covered_by_missing(f, missing)]
         if source is not None and document.index in source.unread:
             semantic = [f for f in semantic if given_despite_unread(f, source.provenance.get(document.index, {}))]
+        if source is not None:
+            provenance = source.provenance.get(document.index, {})
+            semantic = [native_terms(f, document, provenance) for f in semantic]
         findings.extend(schema_findings)
         findings.extend(semantic)
     return findings

@@ -528,3 +528,50 @@ def _helm_template(raw: bytes, display: str, path: str, head: bytes, config: Con
     ).with_location(Span(line, column, line, column + 2))
     loaded = LoadedFile(path=display, text=text, suppressions=find_suppressions(text, yaml_text=True))
     return NativeFile(format="helm-template", loaded=loaded, findings=[finding])
+
+
+# --- findings in the user's terms --------------------------------------------------------------
+
+_FIELD_WORD = re.compile(r"(?<![\w./-])((?:[a-z_]+\.)+[a-z_0-9]+|attention_backend)(?![\w/-])")
+_WRITTEN_FLAG = re.compile(r":\s*(-{1,2}[A-Za-z0-9][\w.-]*)\s*(?:\(|$)")
+_WRITTEN_ENV = re.compile(r"\b(?:env(?:ironment)?(?:\[\d+\])?|ENV|-e|Environment=?)\s+([A-Z][A-Z0-9_]*)\b")
+# A finding about an unset backend (`auto`) is decided by the cache dtype: point there.
+_DECIDED_BY = {"/engine/attention_backend": "/kv_cache/dtype"}
+
+
+def native_terms(finding: Finding, document: Document, provenance: Dict[str, str]) -> Finding:
+    """A rule's finding on a workload read from a native file, in the file's own terms: each
+    manifest field the message names (`kv_cache.dtype`, `memory.kv_cache_memory`) becomes the flag
+    or variable the user wrote for it, else the engine release's own flag for it; a finding on a
+    field the file never wrote points at the value that decides it instead of the image line."""
+    from kvlint.adapters.flags import spelling_for  # on use: the flag tables load lazily
+
+    data = document.data if isinstance(document.data, dict) else {}
+    engine_data = data.get("engine") if isinstance(data.get("engine"), dict) else {}
+    engine = engine_data.get("name")
+    release = engine_data.get("version")
+    release = release if isinstance(release, str) else None
+
+    def native(match: re.Match) -> str:
+        word = match.group(1)
+        pointer = "/engine/attention_backend" if word == "attention_backend" else "/" + word.replace(".", "/")
+        written = provenance.get(pointer, "")
+        flag = _WRITTEN_FLAG.search(written)
+        if flag:
+            return flag.group(1).split("=", 1)[0]
+        env = _WRITTEN_ENV.search(written)
+        if env:
+            return env.group(1)
+        if isinstance(engine, str):
+            spelling = spelling_for(engine, pointer, release)
+            if spelling:
+                return spelling
+        return word
+
+    message = _FIELD_WORD.sub(native, finding.message) if "." in finding.message or "_" in finding.message else finding.message
+    moved = finding
+    target = _DECIDED_BY.get(finding.pointer)
+    if (target and finding.pointer not in provenance and target in document.value_spans
+            and not any(p.startswith("/engine/env/") and "BACKEND" in p for p in provenance)):
+        moved = finding.with_location(document.value_spans[target])
+    return replace(moved, message=message) if message != finding.message else moved

@@ -17,7 +17,7 @@ import yaml
 
 from kvlint.versions import VersionError, version_matches as matches_specifier
 from kvlint import pointer as json_pointer
-from kvlint.findings import Finding
+from kvlint.findings import Finding, severity_rank
 from kvlint.resources import rules_dir
 from kvlint.conditions import compile_condition
 from kvlint.datacache import load_cached, load_cached_group
@@ -135,13 +135,20 @@ class Rulebook:
         return []
 
     def decorate(self, finding: Finding) -> Finding:
-        """Fill name, severity and url from the rule metadata."""
+        """Fill name, severity and url from the rule metadata.
+
+        A native adapter's finding (no rule name yet) may carry a lower severity than the rule's
+        default when it knows the verdict is uncertain (an unknown flag on a release newer than
+        every one kvlint read is a warning, on an unknown release an info): that severity stays."""
         rule = self.rules.get(finding.code)
-        if rule is None:
-            return finding
+        if rule is None or (finding.name == rule.name and finding.url == rule.url):
+            return finding  # unknown, or already decorated (the check pipeline decorates twice)
         from dataclasses import replace
 
-        return replace(finding, name=rule.name, severity=rule.severity, url=rule.url)
+        severity = rule.severity
+        if not finding.name and finding.severity and severity_rank(finding.severity) < severity_rank(rule.severity):
+            severity = finding.severity
+        return replace(finding, name=rule.name, severity=severity, url=rule.url)
 
     def condition_predicate(self, rule: Rule) -> Any:
         """A callable facts -> bool: compiled when possible, else jsonschema's is_valid.

@@ -228,7 +228,7 @@ def test_releases_between_and_after_derived_ones() -> None:
     assert flags.release_problem(flags.lookup("vllm", "--calculate-kv-scales"), later) is not None
     assert flags.unknown_is_certain("vllm", newest)
     assert not flags.unknown_is_certain("vllm", later)
-    parsed = _run(f"vllm serve m --flag-from-the-future 1", later)
+    parsed = _run("vllm serve m --flag-from-the-future 1", later)
     assert [(p.kind, p.severity) for p in parsed.problems] == [("unknown-flag", "warning")]
     parsed = _run("vllm serve m --flag-from-the-future 1", newest)
     assert [(p.kind, p.severity) for p in parsed.problems] == [("unknown-flag", "error")]

@@ -409,9 +409,12 @@ class _Parser:
                 f"unknown {flag_table.display(self.engine)} flag {written!r}"
                 + (f" (did you mean {hint!r}?)" if hint else "")
                 + (f"; {flag_table.display(self.engine)} refuses to start" if certain else
-                   f"; no {flag_table.display(self.engine)} release kvlint derived registers it, and "
-                   f"{self.release} is newer than all of them: check that it does"),
-                span, "error" if certain else "warning",
+                   f"; no {flag_table.display(self.engine)} release kvlint read registers it, and "
+                   + (f"{self.release} is newer than all of them" if self.release else
+                      "the release is not known, so it may be a newer one")
+                   + ": check that it does"),
+                # an unknown release cannot be checked against a newer build's flags: info only
+                span, "error" if certain else "warning" if self.release else "info",
             )
             return None
         reason = flag_table.release_problem(spec, self.release)

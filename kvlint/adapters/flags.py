@@ -643,8 +643,18 @@ def release_problem(spec: FlagSpec, release: Optional[str]) -> Optional[str]:
     return None
 
 
+# The newest llama.cpp build whose common/arg.cpp the llama.cpp table was generated from (the one
+# llama-cpp-python 0.3.36 vendors, https://github.com/ggml-org/llama.cpp/tree/b11312).
+LLAMACPP_NEWEST_BUILD = 11312
+
+
 def unknown_is_certain(engine: str, release: Optional[str]) -> bool:
     """Whether a spelling `lookup` does not know is certainly refused by `release`: False for a
-    vLLM / SGLang release newer than every derived one (it may have added the flag)."""
+    vLLM / SGLang release newer than every derived one, and for a llama.cpp build that is not
+    known to be at or before the newest one read (it may have added the flag: `--mmap` came after
+    b11312)."""
+    if engine == "llama.cpp":
+        match = re.match(r"^b(\d+)$", release or "")
+        return match is not None and int(match.group(1)) <= LLAMACPP_NEWEST_BUILD
     table = _table(engine)
     return not (table is not None and release is not None and table.newer_than_derived(release))

@@ -504,6 +504,7 @@ _GEOMETRY_KEYS = frozenset(
         "vocab_size",
         "hidden_size",
         "intermediate_size",
+        "attention_sinks",  # schemas/manifest.v1.json, docs/manifest.md
     }
 )
 
@@ -617,6 +618,10 @@ def manifest_geometry_overrides(
     if max_pos is None and base is not None:
         max_pos = base.max_position_embeddings
     has_sinks = base.has_sinks if base is not None else False
+    if given("attention_sinks") and geometry["attention_sinks"] is not None:
+        if not isinstance(geometry["attention_sinks"], bool):
+            raise ConfigError(f"{name}: model.geometry.attention_sinks must be true or false")
+        has_sinks = geometry["attention_sinks"]
     layers = build_layers(
         kinds,
         window=window,

@@ -332,7 +332,8 @@ class FactsBuilder:
                                                   env=get(data, "engine", "env", kind=dict))
         view.features(data)
         weights, weights_note = weights_bytes(data, self.facts["model"].get("catalog_weight_bytes"),
-                                              self.facts["model"].get("catalog_weight_dtype"))
+                                              self.facts["model"].get("catalog_weight_dtype"), geometry,
+                                              self.facts["model"].get("catalog_hidden_size"))
         memory = memory_plan(data, engine_name, gpu, view.default, weights)
         deployment = None
         if engine_name:

@@ -90,6 +90,8 @@ def model_geometry(
         if weights:
             model_facts["catalog_weight_bytes"] = weights
             model_facts["catalog_weight_dtype"] = getattr(entry, "weights_dtype", None)
+        if getattr(entry, "hidden_size", None):
+            model_facts["catalog_hidden_size"] = entry.hidden_size
     elif name:
         # did-you-mean runs difflib against every catalog id, superlinear in the name's length; no
         # id is near this long, so a longer name (a hostile multi-megabyte one) gets no suggestion
@@ -209,7 +211,9 @@ _FLOAT32_NOTE = ("; the model runs in float32 (model.dtype), so vLLM/SGLang load
 
 
 def weights_bytes(data: Dict[str, Any], catalog_bytes: Optional[int],
-                  catalog_dtype: Optional[str] = None) -> Tuple[Optional[int], Optional[str]]:
+                  catalog_dtype: Optional[str] = None,
+                  geometry: Optional[ModelGeometry] = None,
+                  hidden_size: Optional[int] = None) -> Tuple[Optional[int], Optional[str]]:
     """Whole-model weight bytes and, when estimated, how.
 
     A written `model.dtype: float32` (`--dtype float32`) makes the engine cast a 16-bit checkpoint
@@ -217,6 +221,9 @@ def weights_bytes(data: Dict[str, Any], catalog_bytes: Optional[int],
     model's construction, vllm/model_executor/model_loader/base_loader.py v0.19.0 L53), so a 16-bit estimate
     doubles. A stated `bytes` figure is the user's and is taken as is; a quantized checkpoint keeps
     its packed weights.
+
+    Online quantization (`engine.options.quantization: fp8`, vLLM/SGLang `--quantization fp8` on a
+    16-bit checkpoint) loads the linear layers at 1 B per parameter: see `_online_fp8_weights`.
     """
     weights = get(data, "model", "weights", kind=dict) or {}
     explicit = parse_size(weights.get("bytes")) if "bytes" in weights else None
@@ -234,12 +241,56 @@ def weights_bytes(data: Dict[str, Any], catalog_bytes: Optional[int],
         if float32 and dtype in _SIXTEEN_BIT:
             return int(params * 4), f"weights estimated as {params:.3g} params x 4 B ({dtype}{_FLOAT32_NOTE})"
         return int(params * per_param[dtype]), f"weights estimated as {params:.3g} params x {per_param[dtype]:g} B ({dtype})"
+    online = _online_quantization(data)
+    if online is not None and catalog_bytes and catalog_dtype in _SIXTEEN_BIT:
+        return _online_fp8_weights(int(catalog_bytes), geometry, online, hidden_size)
     if catalog_bytes:
         if float32 and catalog_dtype in _SIXTEEN_BIT:
             return int(catalog_bytes) * 2, f"weights taken from the model catalog's checkpoint size x 2{_FLOAT32_NOTE}"
         return int(catalog_bytes), "weights taken from the model catalog's checkpoint size"
     return None, None
 
+
+# Online quantization methods kvlint prices: `--quantization fp8` on a 16-bit checkpoint. vLLM's
+# Fp8Config.get_quant_method gives every LinearBase layer Fp8LinearMethod, whose create_weights
+# allocates the 16-bit weight and process_weights_after_loading replaces it with an
+# float8_e4m3fn copy and one fp32 scale per tensor (vllm v0.12.0
+# vllm/model_executor/layers/quantization/fp8.py); the embedding (VocabParallelEmbedding), the
+# lm_head (ParallelLMHead) and the norms are not LinearBase and stay in the model dtype. SGLang's
+# --quantization fp8 (python/sglang/srt/layers/quantization/fp8.py) is priced the same way.
+_ONLINE_FP8 = ("fp8",)
+
+
+def _online_quantization(data: Dict[str, Any]) -> Optional[str]:
+    options = get(data, "engine", "options", kind=dict) or {}
+    method = options.get("quantization", options.get("q"))
+    if isinstance(method, str) and method.strip().lower() in _ONLINE_FP8:
+        return method.strip().lower()
+    return None
+
+
+def _online_fp8_weights(checkpoint_bytes: int, geometry: Optional[ModelGeometry],
+                        method: str, hidden_size: Optional[int] = None) -> Tuple[Optional[int], Optional[str]]:
+    """A 16-bit checkpoint quantized to FP8 as it loads: the parameters outside the linear layers
+    (embedding, lm_head, norms) stay at 2 B, the rest become 1 B. Their count comes from the
+    geometry (vocab_size x hidden_size for the embedding and again for the lm_head, two norms per
+    layer and a final one, as in Llama/Qwen/Mistral decoders); when the geometry lacks
+    vocab_size or hidden_size the weights are unknown, not guessed."""
+    params = checkpoint_bytes / 2
+    vocab = getattr(geometry, "vocab_size", None) if geometry is not None else None
+    hidden = (getattr(geometry, "hidden_size", None) if geometry is not None else None) or hidden_size
+    layers = geometry.num_layers if geometry is not None else None
+    if not vocab or not hidden or not layers:
+        return None, (f"--quantization {method}: the weights are unknown (kvlint needs the model's "
+                      "vocab_size and hidden_size to count the embedding and lm_head kept at 16 bit; "
+                      "state model.weights.params, dtype fp8 and unquantized_params)")
+    unquantized = 2 * vocab * hidden + (2 * layers + 1) * hidden
+    if unquantized >= params:
+        return None, f"--quantization {method}: the weights are unknown (the geometry does not fit the checkpoint size)"
+    total, how = quantized_weights(params, "fp8", unquantized)
+    return total, (f"--quantization {method} (online FP8: linear layers at 1 B per parameter as "
+                   f"vLLM's Fp8LinearMethod stores them): {how}; the lm_head is counted at 16 bit "
+                   "whether or not it is tied to the embedding")
 
 # Scale bytes per quantized weight, by the checkpoint formats' usual layout: int4/int8 GPTQ and AWQ
 # keep one fp16 scale and one packed int4 zero point per group of 128 inputs (2.5 B / 128; vLLM

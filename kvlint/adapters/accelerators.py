@@ -59,7 +59,7 @@ _GKE = {
     "nvidia-h100-mega-80gb": "H100-SXM-80GB",
     "nvidia-h200-141gb": "H200-141GB",
     "nvidia-b200": "B200-180GB",
-    "nvidia-gb200": "B200-180GB",
+    "nvidia-gb200": "GB200-186GB",
     "nvidia-rtx-pro-6000": "RTX-PRO-6000-96GB",
     "nvidia-tesla-t4": "NVIDIA T4",
     "nvidia-tesla-v100": "NVIDIA V100",

@@ -79,7 +79,7 @@ def test_action_validates_against_the_github_actions_schema_offline():
 
 
 def test_workflows_validate_against_the_github_workflows_schema_offline():
-    assert [p.name for p in WORKFLOWS] == ["ci.yml", "derive.yml"]
+    assert [p.name for p in WORKFLOWS] == ["ci.yml", "derive.yml", "release.yml"]
     files = [str(p.relative_to(REPO_ROOT)) for p in WORKFLOWS + [EXAMPLE_WORKFLOW]]
     result = _check_jsonschema("--builtin-schema", "vendor.github-workflows", *files)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -23,8 +23,8 @@ import json
 
 import pytest
 
-pytest.importorskip("gguf", reason="the gguf package is not installed (pip install 'kvlint[llamacpp]')")
-pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'kvlint[llamacpp]'; .ci/run builds it)")
+pytest.importorskip("gguf", reason="the gguf package is not installed (pip install 'kvcache-lint[llamacpp]')")
+pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'kvcache-lint[llamacpp]'; .ci/run builds it)")
 
 from kvlint.smoke.llamacpp import (  # noqa: E402
     MIB,

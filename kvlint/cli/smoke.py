@@ -23,7 +23,7 @@ def smoke(paths, device, fmt, layers, output_file, config_path):
     """Run the quantized KV kernels on the device and prove nothing fell back.
 
     llama.cpp and Ollama deployments create a real llama.cpp context on the CPU (llama-cpp-python,
-    pip install 'kvlint[llamacpp]') and compare its KV allocation and start-up with kvlint's prediction.
+    pip install 'kvcache-lint[llamacpp]') and compare its KV allocation and start-up with kvlint's prediction.
 
     Exit 0 passed, 1 failed, 2 usage or internal error, 3 could not run here.
     """

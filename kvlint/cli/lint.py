@@ -18,6 +18,7 @@ import sys
 from typing import List, NoReturn, Optional, Sequence
 
 from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, build_context, echo, exit_on_error, load_settings, write_output
+from kvlint.findings import Finding
 from kvlint.inputs import forget_reads
 from kvlint.report import check_reporter
 
@@ -35,6 +36,7 @@ def lint(
     exit_zero: bool = False,
     config_path: Optional[str] = None,
     verbose: bool = False,
+    strict: Optional[bool] = None,
 ) -> NoReturn:
     """Lint `paths` (files, directories, - for stdin; none: the current directory), write the
     report and exit with the run's code. `obj` is the command group's state (verbose)."""
@@ -43,7 +45,7 @@ def lint(
 
     if verbose:
         obj["verbose"] = True
-    config = load_settings(config_path, select, extend_select, ignore, fail_on, output_format)
+    config = load_settings(config_path, select, extend_select, ignore, fail_on, output_format, strict)
     context = build_context(config)
     result = run_check(list(paths) or ["."], context)
     if not result.files:
@@ -53,7 +55,13 @@ def lint(
             err=True,
         )
     fmt = config.output_format
-    write_output(check_reporter(fmt)(result, context.rulebook), output_file)
+    report = check_reporter(fmt)(result, context.rulebook)
+    could_not_run = could_not_run_line(result.could_not_run()) if config.strict else None
+    if could_not_run and fmt in ("full", "concise"):
+        report += could_not_run + "\n"  # the text formats' summary names them
+    write_output(report, output_file)
+    if could_not_run and fmt not in ("full", "concise"):
+        echo(f"kvlint: {could_not_run}", err=True)  # machine formats stay as documented
     if sarif_file:
         write_output(check_reporter("sarif")(result, context.rulebook), sarif_file)
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
@@ -63,7 +71,21 @@ def lint(
             handle.write(markdown_summary(result))
     if exit_zero:
         sys.exit(EXIT_OK)
-    sys.exit(EXIT_FINDINGS if result.fails(config.fail_on) else EXIT_OK)
+    sys.exit(EXIT_FINDINGS if result.fails(config.fail_on, config.strict) else EXIT_OK)
+
+
+SHOWN = 10  # could-not-run findings named in the strict summary line; the rest are counted
+
+
+def could_not_run_line(findings: Sequence[Finding]) -> Optional[str]:
+    """`--strict`'s summary line: how many checks could not run, and which (None: all ran)."""
+    if not findings:
+        return None
+    named = [f"{f.code} {f.name} ({f.file}:{f.line}:{f.column})" for f in findings[:SHOWN]]
+    if len(findings) > SHOWN:
+        named.append(f"and {len(findings) - SHOWN} more")
+    count = len(findings)
+    return f"{count} check{'s' if count != 1 else ''} could not run (--strict fails on them): {', '.join(named)}"
 
 
 def plain_check_paths(argv: Sequence[str]) -> Optional[List[str]]:

@@ -83,6 +83,7 @@ def load_settings(
     ignore: Sequence[str] = (),
     fail_on: Optional[str] = None,
     output_format: Optional[str] = None,
+    strict: Optional[bool] = None,
 ) -> Config:
     """The configuration file, then command-line overrides."""
     config = load_config(config_path)
@@ -97,6 +98,8 @@ def load_settings(
         overrides["fail_on"] = fail_on
     if output_format:
         overrides["output_format"] = output_format
+    if strict is not None:
+        overrides["strict"] = strict
     return replace(config, **overrides)
 
 

@@ -60,7 +60,7 @@ def _engine(tmp_path: Path, version: str, tp: int = 4, gpu: str = "H100-SXM-80GB
     path.write_text(MANIFEST.format(version=version, tp=tp, gpu=gpu, vocab=f", vocab_size: {VOCAB}" if vocab else ""))
     result = CliRunner().invoke(main, ["capacity", "--format", "json", str(path)])
     assert result.exit_code in (0, 1), result.output
-    return json.loads(result.output)[0]["engine"]
+    return json.loads(result.stdout)[0]["engine"]
 
 
 # Element sizes of the tensors the sampler warm-up holds. torch is not a test dependency (it is the
@@ -144,6 +144,6 @@ def test_holdout_qwen3_235b_log_is_inside_the_band(tmp_path):
     path.write_text(yaml.safe_dump({"apiVersion": "kvlint/v1", "kind": "Deployment", **doc["manifest"]}))
     result = CliRunner().invoke(main, ["capacity", "--format", "json", str(path)])
     assert result.exit_code in (0, 1), result.output
-    engine = json.loads(result.output)[0]["engine"]
+    engine = json.loads(result.stdout)[0]["engine"]
     logged = doc["logged"]["pool_gib"] * GiB
     assert engine["band"]["pool_low_bytes"] <= logged <= engine["band"]["pool_high_bytes"]

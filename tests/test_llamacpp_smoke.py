@@ -158,7 +158,7 @@ def test_kvlint_smoke_command_on_a_gguf_manifest(tmp_path, monkeypatch):
     )
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli, ["smoke", "--format", "json", "deploy.yaml"])
-    document = json.loads(result.output)
+    document = json.loads(result.stdout)
     deployment = document["deployments"][0]
     if deployment["prediction"] is None:
         pytest.skip(f"kvlint's side is missing: {deployment['reason']}")

@@ -28,7 +28,7 @@ def capacity(paths, fmt, output_file, config_path, from_log, fail_on, exit_zero)
 
     Exit 1 when a manifest has a schema or syntax error, or when a capacity-gate finding (KV6xx:
     a sequence of max_model_len that does not fit, no pool, a target missed) is at or above
-    --fail-on, as `kvlint check` would fail on it.
+    --fail-on, as `kvlint check` would fail on it. With --from-log only the former.
     """
     # Imported on use: only the capacity-like commands resolve deployments.
     from kvlint.pipeline.documents import deployment_analyses
@@ -37,10 +37,10 @@ def capacity(paths, fmt, output_file, config_path, from_log, fail_on, exit_zero)
     analyses, problems = deployment_analyses(paths, config)
     for problem in problems:
         click.echo(f"kvlint capacity: {problem}", err=True)
-    if from_log is not None:
+    if from_log is not None:  # a comparison with what the engine logged, not the gate
         _from_log(analyses, from_log, fmt, output_file)
-    else:
-        _report(analyses, fmt, output_file)
+        sys.exit(EXIT_FINDINGS if problems and not exit_zero else EXIT_OK)
+    _report(analyses, fmt, output_file)
     gate = _capacity_gate(paths, config_path, fail_on)
     for finding in gate:
         click.echo(f"kvlint capacity: {finding.one_line()}", err=True)

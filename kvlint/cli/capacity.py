@@ -9,14 +9,14 @@ from typing import Any, List
 import click
 
 from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, write_output
-from kvlint.cli.params import config_option
+from kvlint.cli.params import config_option, output_file_option, output_format_option
 from kvlint.config import load_config
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", help="Readable table or JSON.")
-@click.option("--output-file", "-o", type=click.Path(dir_okay=False), help="Write to a file instead of stdout.")
+@output_format_option(("text", "json"), "text", "Readable table or JSON")
+@output_file_option()
 @click.option("--from-log", "from_log", type=click.Path(dir_okay=False),
               help="A vLLM or SGLang start-up log: show the prediction against what the engine logged, term by term.")
 @click.option("--fail-on", type=click.Choice(("error", "warning", "info")), default=None,

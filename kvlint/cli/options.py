@@ -22,13 +22,18 @@ from kvlint.inputs import data_directories, file_in_tree, files_read, special_ki
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_SKIPPED = 0, 1, 2, 3
 
 
-def echo(message: str, err: bool = False, nl: bool = True) -> None:
+def echo(message: str, err: bool = False, nl: bool = True, colour: bool = False) -> None:
     """click.echo(message, err=err, nl=nl), without importing click where it writes the text
     unchanged: to a text stream (not the Windows console) whose encoding is not ASCII, a text
     without ESC (click strips ANSI sequences when the stream is not a terminal). Any other case
-    is click.echo's own."""
+    is click.echo's own. `colour`: the text's ANSI colours are kept (click.echo's color=True)."""
     stream = sys.stderr if err else sys.stdout
     text = message + "\n" if nl else message
+    if colour:
+        import click
+
+        click.echo(text, err=err, nl=False, color=True)
+        return
     encoding = getattr(stream, "encoding", None)
     plain = (
         isinstance(stream, io.TextIOBase) and sys.platform != "win32" and "\x1b" not in text

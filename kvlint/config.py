@@ -30,6 +30,8 @@ class Config:
     extend_select: Tuple[str, ...] = ()
     ignore: Tuple[str, ...] = ()
     fail_on: str = "error"
+    # `strict`: a check that could not run (kvlint.findings.COULD_NOT_RUN) fails the run.
+    strict: bool = False
     output_format: str = "full"
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     exclude: Tuple[str, ...] = ()
@@ -133,6 +135,7 @@ def from_table(table: Dict[str, Any], path: Path) -> Config:
         extend_select=tuple(table.get("extend-select", ())),
         ignore=tuple(table.get("ignore", ())),
         fail_on=table.get("fail-on", "error"),
+        strict=bool(table.get("strict", False)),
         output_format=table.get("output-format", "full"),
         per_file_ignores=tuple(
             (pattern, tuple(codes)) for pattern, codes in table.get("per-file-ignores", {}).items()

@@ -37,6 +37,13 @@ def severity_rank(severity: str) -> int:
     return _RANK[severity]
 
 
+# Findings that say a check could not run because kvlint lacked a fact: an engine release, GPU or
+# model the catalog does not know (KV201-KV203), a fact a native file does not state (KV207), a
+# value it cannot resolve (KV208), targets the capacity gate cannot check (KV609). `--strict`
+# (`strict = true`) makes each of them fail the run, whatever its severity.
+COULD_NOT_RUN = ("KV201", "KV202", "KV203", "KV207", "KV208", "KV609")
+
+
 @dataclass(frozen=True)
 class Span:
     """A 1-based source region; `end_*` is exclusive of nothing (it points at the last char + 1)."""

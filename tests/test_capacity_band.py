@@ -52,7 +52,7 @@ def _facts(tmp_path: Path, target: str, memory: str = "") -> Dict[str, Any]:
     path.write_text(MANIFEST.format(target=target, memory=memory))
     result = CliRunner().invoke(main, ["facts", str(path)])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     return (data[0] if isinstance(data, list) else data)["capacity"]
 
 
@@ -142,7 +142,7 @@ def test_from_log_compares_term_by_term(path, tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["capacity", "deploy.yaml", "--from-log", "startup.log",
                                        "--format", "json"])
     assert result.exit_code == 0, result.output
-    [entry] = json.loads(result.output)
+    [entry] = json.loads(result.stdout)
     rows = {r["term"]: r for r in entry["rows"]}
     log = parse_startup_log(doc["source"]["quote"])
     assert rows["KV pool per GPU (GiB)"]["logged"] == log.pool_gib

@@ -68,7 +68,7 @@ def test_qwen3_4b_l4_matches_vllm_log(tmp_path, dtype, scales, blocks, bytes_per
     pool = blocks * bytes_per_block
     result = run_capacity(tmp_path, QWEN3_4B.format(dtype=dtype, scales=scales, pool=pool), "--format", "json")
     assert result.exit_code == 0, result.output
-    [document] = json.loads(result.output)
+    [document] = json.loads(result.stdout)
     engine = document["engine"]
     assert engine["pool_bytes_per_gpu"] == pool
     assert engine["block_size"] == 16
@@ -140,13 +140,13 @@ def test_hybrid_before_0_21_gates_on_real_capacity_not_the_logged_line(tmp_path)
     path = tmp_path / "deploy.yaml"
     path.write_text(GPT_OSS_SKIP_0_19)
     capacity = CliRunner().invoke(main, ["capacity", "--format", "json", str(path)])
-    engine = json.loads(capacity.output)[0]["engine"]
+    engine = json.loads(capacity.stdout)[0]["engine"]
     assert engine["num_blocks"] == 109_226
     assert engine["bytes_per_block"] == 393_216
     assert engine["kv_cache_tokens"] == 873_808
     assert f"{engine['max_concurrency']:.2f}" == "23.66"
     check = CliRunner().invoke(main, ["check", "--output-format", "json", str(path)])
-    codes = {d["code"] for d in json.loads(check.output)["diagnostics"]}
+    codes = {d["code"] for d in json.loads(check.stdout)["diagnostics"]}
     assert "KV602" not in codes, check.output
 
 
@@ -172,7 +172,7 @@ def test_memory_fraction_is_read_per_engine(tmp_path, engine, version, memory, e
         f"kv_cache:\n  dtype: {dtype}\n" + ("memory:\n" + memory if memory else "")
     )
     result = run_capacity(tmp_path, text, "--format", "json")
-    assumptions = " | ".join(json.loads(result.output)[0]["assumptions"])
+    assumptions = " | ".join(json.loads(result.stdout)[0]["assumptions"])
     assert expected in assumptions, assumptions
 
 
@@ -183,9 +183,9 @@ def test_assumptions_say_when_gpu_memory_is_not_a_runtime_reading(tmp_path) -> N
         "engine:\n  name: vllm\n  version: \"0.25.1\"\nhardware:\n  gpu: H100-PCIE-80GB\n{memory}"
         "model:\n  name: meta-llama/Llama-3.1-8B-Instruct\nkv_cache:\n  dtype: auto\n"
     )
-    catalog = json.loads(run_capacity(tmp_path, base.format(memory=""), "--format", "json").output)[0]
+    catalog = json.loads(run_capacity(tmp_path, base.format(memory=""), "--format", "json").stdout)[0]
     assert any("nvidia-smi total" in a for a in catalog["assumptions"])
-    measured = json.loads(run_capacity(tmp_path, base.format(memory="  memory: 79.1GiB\n"), "--format", "json").output)[0]
+    measured = json.loads(run_capacity(tmp_path, base.format(memory="  memory: 79.1GiB\n"), "--format", "json").stdout)[0]
     assert not any("nvidia-smi" in a for a in measured["assumptions"])
 
 
@@ -196,7 +196,7 @@ def test_weights_from_parameter_count_are_listed_as_an_assumption(tmp_path) -> N
         "model:\n  name: meta-llama/Llama-3.1-8B-Instruct\n  weights: {params: 8.03e9, dtype: bf16}\n"
         "kv_cache:\n  dtype: auto\n"
     )
-    document = json.loads(run_capacity(tmp_path, text, "--format", "json").output)[0]
+    document = json.loads(run_capacity(tmp_path, text, "--format", "json").stdout)[0]
     assert "weights estimated as 8.03e+09 params x 2 B (bf16)" in document["assumptions"]
     # 8.03e9 x 2 B = 16,060,000,000 B of weights on one GPU, taken out of the pool with vLLM's
     # rotary cache (131,072 x 128 x 2 B = 33,554,432 B): 16,093,554,432 B.

@@ -38,7 +38,7 @@ def _engine(tmp_path, name: str, text: str) -> dict:
     path.write_text(text)
     result = invoke(["capacity", "--format", "json", str(path)])
     assert result.exit_code == 0, result.output
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)
     return (doc[0] if isinstance(doc, list) else doc)["engine"]
 
 

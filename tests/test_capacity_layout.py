@@ -202,7 +202,7 @@ def test_sglang_mxfp8_manifest_end_to_end_matches_sglang(tmp_path):
         f"kv_cache: {{dtype: mxfp8}}\nmemory: {{kv_cache_memory: {pool}}}\nserving: {{max_model_len: 8192}}\n")
     result = CliRunner().invoke(main, ["capacity", "--format", "json", str(manifest)])
     assert result.exit_code == 0, result.output
-    (doc,) = json.loads(result.output)
+    (doc,) = json.loads(result.stdout)
     (group,) = doc["engine"]["groups"]
     assert group["cache_format"] == "sglang_mxfp8"
     assert group["bytes_per_token"] == case["sglang"]["cell_size"] == 67584

@@ -86,7 +86,7 @@ def _capacity(tmp_path: Path, options: str = "", env: str = "", gpu: str = "H100
     path.write_text(MANIFEST.format(options=options, env=env, gpu=gpu))
     result = CliRunner().invoke(main, ["capacity", "--format", "json", str(path)])
     assert result.exit_code in (0, 1), result.output
-    return json.loads(result.output)[0]
+    return json.loads(result.stdout)[0]
 
 
 def _pool(entry: Dict[str, Any]) -> int:
@@ -140,7 +140,7 @@ def test_from_log_reads_sglangs_first_reading_and_calibrates_the_baseline(tmp_pa
     (tmp_path / "startup.log").write_text(doc["source"]["quote"])
     result = CliRunner().invoke(main, ["capacity", "deploy.yaml", "--from-log", "startup.log", "--format", "json"])
     assert result.exit_code == 0, result.output
-    [entry] = json.loads(result.output)
+    [entry] = json.loads(result.stdout)
     rows = {r["term"]: r for r in entry["rows"]}
     assert rows["free at 'Load weight begin' (GiB)"]["logged"] == 21.63
     baseline = entry["calibrate"]["memory.non_kv_memory"]
@@ -148,7 +148,7 @@ def test_from_log_reads_sglangs_first_reading_and_calibrates_the_baseline(tmp_pa
     manifest["memory"] = {"non_kv_memory": baseline}
     (tmp_path / "deploy.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
     again = json.loads(CliRunner().invoke(main, ["capacity", "deploy.yaml", "--from-log", "startup.log",
-                                                 "--format", "json"]).output)[0]
+                                                 "--format", "json"]).stdout)[0]
     assert {r["term"]: r for r in again["rows"]}["free at 'Load weight begin' (GiB)"]["predicted"] == 21.63
 
 
@@ -176,7 +176,7 @@ def _sglang_fraction(tmp_path: Path, serving: str = "") -> float:
     path.write_text(SGLANG.format(serving=serving))
     result = CliRunner().invoke(main, ["capacity", "--format", "json", str(path)])
     assert result.exit_code in (0, 1), result.output
-    return json.loads(result.output)[0]["engine"]["memory_fraction"]
+    return json.loads(result.stdout)[0]["engine"]["memory_fraction"]
 
 
 def test_sglang_default_fraction_follows_chunked_prefill_size(tmp_path):

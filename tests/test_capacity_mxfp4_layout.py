@@ -65,7 +65,7 @@ def _engine(tmp_path: Path, model: str, gpu: str, version: str, tp: int = 1, ext
                                     env=f"\n  env:\n    {env}" if env else "") + extra)
     result = CliRunner().invoke(main, ["capacity", "--format", "json", str(path)])
     assert result.exit_code in (0, 1), result.output
-    return json.loads(result.output)[0]
+    return json.loads(result.stdout)[0]
 
 
 def _table_layer(version: str, model: str, backend: str, tp: int) -> int:
@@ -157,7 +157,7 @@ def test_uncatalogued_release_and_stated_weights_add_nothing(tmp_path):
     path.write_text(MANIFEST.format(model="openai/gpt-oss-20b", gpu="H100-SXM-80GB", tp=1, version="0.19.0", env="")
                     .replace("  name: openai/gpt-oss-20b\n", "  name: openai/gpt-oss-20b\n  weights:\n    bytes: 14000000000\n"))
     result = CliRunner().invoke(main, ["capacity", "--format", "json", str(path)])
-    stated = json.loads(result.output)[0]
+    stated = json.loads(result.stdout)[0]
     assert "mxfp4_moe_layout" not in stated["engine"]["pool_terms"]  # the user's figure is what loads
 
 

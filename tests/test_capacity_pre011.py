@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict
 
-import torch
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -60,22 +60,34 @@ def _engine(tmp_path: Path, version: str, tp: int = 4, gpu: str = "H100-SXM-80GB
     path.write_text(MANIFEST.format(version=version, tp=tp, gpu=gpu, vocab=f", vocab_size: {VOCAB}" if vocab else ""))
     result = CliRunner().invoke(main, ["capacity", "--format", "json", str(path)])
     assert result.exit_code in (0, 1), result.output
-    return json.loads(result.output)[0]["engine"]
+    return json.loads(result.stdout)[0]["engine"]
 
 
-def _size(dtype: torch.dtype) -> int:
-    return torch.empty(0, dtype=dtype).element_size()
+# Element sizes of the tensors the sampler warm-up holds. torch is not a test dependency (it is the
+# `smoke` extra), so the arithmetic below runs on these; the test after it checks them against
+# torch itself where torch is installed (CI's smoke-cpu job) and skips visibly elsewhere.
+ELEMENT_BYTES = {"bfloat16": 2, "float32": 4, "int64": 8}
+
+
+def _size(dtype: str) -> int:
+    return ELEMENT_BYTES[dtype]
+
+
+def test_element_sizes_are_torchs():
+    torch = pytest.importorskip("torch")
+    for name, size in ELEMENT_BYTES.items():
+        assert torch.empty(0, dtype=getattr(torch, name)).element_size() == size, name
 
 
 def test_sampler_bytes_per_logit_are_the_tensors_the_code_holds():
-    sort_path = (_size(torch.bfloat16)      # _dummy_sampler_run's logits (model dtype)
-                 + _size(torch.float32)     # Sampler.forward: logits.to(torch.float32)
-                 + _size(torch.float32)     # logits.sort values
-                 + _size(torch.int64)       # logits.sort indices
-                 + _size(torch.int64)       # SortStable.cu segmented_sort_pairs reverse indices
-                 + _size(torch.float32)     # cub third keys buffer
-                 + _size(torch.int64))      # cub third values buffer (int64 indices)
-    flashinfer = _size(torch.bfloat16) + 3 * _size(torch.float32)  # logits, fp32, masked, probs
+    sort_path = (_size("bfloat16")      # _dummy_sampler_run's logits (model dtype)
+                 + _size("float32")     # Sampler.forward: logits.to(torch.float32)
+                 + _size("float32")     # logits.sort values
+                 + _size("int64")       # logits.sort indices
+                 + _size("int64")       # SortStable.cu segmented_sort_pairs reverse indices
+                 + _size("float32")     # cub third keys buffer
+                 + _size("int64"))      # cub third values buffer (int64 indices)
+    flashinfer = _size("bfloat16") + 3 * _size("float32")  # logits, fp32, masked, probs
     catalog = yaml.safe_load((REPO_ROOT / "rules" / "catalog" / "engines" / "vllm.yaml").read_text())
     entry = next(d for d in catalog["defaults"] if d["name"] == "older_releases_memory")
     warmup = entry["value"][0]["sampler_warmup"]
@@ -132,6 +144,6 @@ def test_holdout_qwen3_235b_log_is_inside_the_band(tmp_path):
     path.write_text(yaml.safe_dump({"apiVersion": "kvlint/v1", "kind": "Deployment", **doc["manifest"]}))
     result = CliRunner().invoke(main, ["capacity", "--format", "json", str(path)])
     assert result.exit_code in (0, 1), result.output
-    engine = json.loads(result.output)[0]["engine"]
+    engine = json.loads(result.stdout)[0]["engine"]
     logged = doc["logged"]["pool_gib"] * GiB
     assert engine["band"]["pool_low_bytes"] <= logged <= engine["band"]["pool_high_bytes"]

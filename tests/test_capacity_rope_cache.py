@@ -54,7 +54,7 @@ def _engine(tmp_path: Path, model: str, tp: int = 1, version: str = "0.19.0", ex
     path.write_text(MANIFEST.format(model=model, tp=tp, version=version) + extra)
     result = CliRunner().invoke(main, ["capacity", "--format", "json", str(path)])
     assert result.exit_code in (0, 1), result.output
-    return json.loads(result.output)[0]
+    return json.loads(result.stdout)[0]
 
 
 def test_probe_table_is_the_release_the_code_comment_cites():

@@ -64,7 +64,7 @@ def _engine(tmp_path: Path, value: Optional[str], version: str = "0.10.1.1", voc
     path.write_text(MANIFEST.format(version=version, env=env, vocab=vocab))
     result = CliRunner().invoke(main, ["capacity", "--format", "json", str(path)])
     assert result.exit_code in (0, 1), result.output
-    return json.loads(result.output)[0]["engine"]
+    return json.loads(result.stdout)[0]["engine"]
 
 
 @pytest.mark.parametrize("version", ["0.9.2", "0.10.1.1", "0.10.2", "0.11.0"])

@@ -36,7 +36,7 @@ def _capacity(tmp_path, dims=", hidden_size: 5120, intermediate_size: 27648", pa
     path.write_text(QWQ_MANIFEST.format(dims=dims, params=params, dtype=dtype))
     result = CliRunner().invoke(main, ["capacity", "--format", "json", str(path)])
     assert result.exit_code in (0, 1), result.output
-    return json.loads(result.output)[0]
+    return json.loads(result.stdout)[0]
 
 
 def test_sglang_pool_subtracts_what_the_load_holds(tmp_path):
@@ -79,5 +79,5 @@ def test_the_widths_come_from_config_json_too(tmp_path, monkeypatch):
         "  config: config.json\n  geometry: {{vocab_size: 152064}}\n").format(params=32_763_876_352, dtype="bf16"))
     result = CliRunner().invoke(main, ["capacity", "--format", "json", str(path)])
     assert result.exit_code in (0, 1), result.output
-    weights = json.loads(result.output)[0]["engine"]["pool_terms"]["weights"]
+    weights = json.loads(result.stdout)[0]["engine"]["pool_terms"]["weights"]
     assert abs(weights / GiB - 15.54) <= 0.005

@@ -79,7 +79,7 @@ def test_action_validates_against_the_github_actions_schema_offline():
 
 
 def test_workflows_validate_against_the_github_workflows_schema_offline():
-    assert [p.name for p in WORKFLOWS] == ["ci.yml", "derive.yml"]
+    assert [p.name for p in WORKFLOWS] == ["ci.yml", "derive.yml", "release.yml"]
     files = [str(p.relative_to(REPO_ROOT)) for p in WORKFLOWS + [EXAMPLE_WORKFLOW]]
     result = _check_jsonschema("--builtin-schema", "vendor.github-workflows", *files)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -100,7 +100,7 @@ def test_the_schema_check_is_not_vacuous(tmp_path):
 def test_action_metadata():
     action = yaml.safe_load((REPO_ROOT / "action.yml").read_text(encoding="utf-8"))
     assert action["runs"]["using"] == "composite"
-    assert {"paths", "config", "fail-on", "output-format", "sarif-file", "diff-base",
+    assert {"paths", "config", "fail-on", "strict", "output-format", "sarif-file", "diff-base",
             "max-capacity-regression"} <= set(action["inputs"])
     assert action["inputs"]["output-format"]["default"] == "github"
     install, run = action["runs"]["steps"]
@@ -146,7 +146,7 @@ def _run_action(repo: Path, tmp: Path, **inputs: str) -> subprocess.CompletedPro
         GITHUB_OUTPUT=str(tmp / "output"),
         GITHUB_STEP_SUMMARY=str(tmp / "summary.md"),
     )
-    defaults = {"paths": ".", "config": "", "fail-on": "", "output-format": "github",
+    defaults = {"paths": ".", "config": "", "fail-on": "", "strict": "", "output-format": "github",
                 "sarif-file": "", "diff-base": "", "max-capacity-regression": ""}
     defaults.update({k.replace("_", "-"): v for k, v in inputs.items()})
     for key, value in defaults.items():
@@ -199,6 +199,20 @@ def test_action_step_diff_alone_can_fail_the_step(deployment_repo, tmp_path):
     result = _run_action(deployment_repo, tmp_path, diff_base="HEAD")
     assert result.returncode == 1, result.stdout
     assert "FAIL: KV tokens dropped 25.0% (limit 10%)" in result.stdout
+
+
+def test_action_step_strict_input(deployment_repo, tmp_path):
+    """strict: true fails a tree where a check could not run; a value other than true/false is exit 2."""
+    (deployment_repo / "deploy" / "k8s.yaml").write_text(
+        (REPO_ROOT / "examples" / "broken" / "k8s-gpu-not-stated.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    assert _run_action(deployment_repo, tmp_path, paths="deploy/").returncode == 0
+    strict = _run_action(deployment_repo, tmp_path, paths="deploy/", strict="true")
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert "kvlint: 1 check could not run (--strict fails on them): KV207 deployment-fact-missing" in strict.stderr
+    (deployment_repo / "kvlint.toml").write_text("strict = true\n", encoding="utf-8")
+    assert _run_action(deployment_repo, tmp_path, paths="deploy/", strict="false").returncode == 0
+    bad = _run_action(deployment_repo, tmp_path, paths="deploy/", strict="yes")
+    assert bad.returncode == 2 and "strict must be true, false or empty" in bad.stderr
 
 
 # --- GitHub annotation limits -----------------------------------------------------------------

@@ -44,7 +44,7 @@ def diagnostics(text: str, tmp_path) -> List[Dict]:
     path.write_text(text)
     result = CliRunner().invoke(main, ["check", "--output-format", "json", str(path)])
     assert result.exit_code in (0, 1), result.output
-    return json.loads(result.output)["diagnostics"]
+    return json.loads(result.stdout)["diagnostics"]
 
 
 def codes(diags: List[Dict]) -> Dict[str, str]:

@@ -32,7 +32,7 @@ except ImportError:  # pragma: no cover - exercised where the extra is absent
     gguf_writer = None
     np = None
 
-needs_gguf = pytest.mark.skipif(gguf_writer is None, reason="the gguf package (pip install 'kvlint[llamacpp]') is not installed")
+needs_gguf = pytest.mark.skipif(gguf_writer is None, reason="the gguf package (pip install 'kvcache-lint[llamacpp]') is not installed")
 
 
 def write(path: Path, arch: str, fill: Callable[[Any], None], endian: str = "little", tokens: int = 0) -> Path:

@@ -23,8 +23,8 @@ import json
 
 import pytest
 
-pytest.importorskip("gguf", reason="the gguf package is not installed (pip install 'kvlint[llamacpp]')")
-pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'kvlint[llamacpp]'; .ci/run builds it)")
+pytest.importorskip("gguf", reason="the gguf package is not installed (pip install 'kvcache-lint[llamacpp]')")
+pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'kvcache-lint[llamacpp]'; .ci/run builds it)")
 
 from kvlint.smoke.llamacpp import (  # noqa: E402
     MIB,
@@ -158,7 +158,7 @@ def test_kvlint_smoke_command_on_a_gguf_manifest(tmp_path, monkeypatch):
     )
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli, ["smoke", "--format", "json", "deploy.yaml"])
-    document = json.loads(result.output)
+    document = json.loads(result.stdout)
     deployment = document["deployments"][0]
     if deployment["prediction"] is None:
         pytest.skip(f"kvlint's side is missing: {deployment['reason']}")

@@ -100,7 +100,7 @@ def _cli(*args):
 
 def _diagnostics(path):
     result = _cli("check", "--output-format", "json", str(path))
-    return json.loads(result.output)["diagnostics"]
+    return json.loads(result.stdout)["diagnostics"]
 
 
 @pytest.mark.parametrize("version,gpu,backend,block,forced", [
@@ -132,7 +132,7 @@ def test_capacity_uses_the_forced_block_size(tmp_path):
     (L211): 64 tokens per block of 70,272 B (DeepSeek-V3: 61 layers x (512 + 64) x 2 B), so a
     20e9 B pool holds floor(20e9 / 4,497,408) = 4,447 blocks = 284,608 tokens."""
     result = _cli("capacity", "--format", "json", str(_manifest(tmp_path, "0.14.0", "H100-SXM-80GB", "auto", None)))
-    engine = json.loads(result.output)[0]["engine"]
+    engine = json.loads(result.stdout)[0]["engine"]
     assert (engine["block_size"], engine["bytes_per_block"]) == (64, 64 * 61 * 576 * 2)
     assert (engine["num_blocks"], engine["kv_cache_tokens"]) == (4447, 4447 * 64)
     text = _cli("capacity", str(_manifest(tmp_path, "0.14.0", "H100-SXM-80GB", "auto", None))).output

@@ -32,7 +32,7 @@ def _capacity(tmp_path, manifest):
     path.write_text(yaml.safe_dump(manifest))
     result = CliRunner().invoke(main, ["capacity", str(path), "--format", "json"])
     assert result.exit_code == 0, result.output
-    return json.loads(result.output)[0]
+    return json.loads(result.stdout)[0]
 
 
 def test_the_log_is_what_the_test_says():

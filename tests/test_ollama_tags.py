@@ -32,11 +32,11 @@ def _manifest(tmp_path, model, engine="ollama"):
 
 
 def _diagnostics(path):
-    return json.loads(CliRunner().invoke(main, ["check", "--output-format", "json", path]).output)["diagnostics"]
+    return json.loads(CliRunner().invoke(main, ["check", "--output-format", "json", path]).stdout)["diagnostics"]
 
 
 def _capacity(path):
-    return json.loads(CliRunner().invoke(main, ["capacity", "--format", "json", path]).output)[0]
+    return json.loads(CliRunner().invoke(main, ["capacity", "--format", "json", path]).stdout)[0]
 
 
 @pytest.mark.parametrize("tag", ["qwen2.5:7b", "qwen2.5:7b-instruct", "qwen2.5:7b-instruct-q8_0", "library/qwen2.5:7b"])

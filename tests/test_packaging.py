@@ -51,16 +51,26 @@ def installed(tmp_path_factory):
     """(venv python, kvlint script) for the built wheel in a fresh venv."""
     base = tmp_path_factory.mktemp("wheel")
     dist = base / "dist"
-    build = _run([sys.executable, "-m", "build", "--wheel", "--outdir", dist, REPO_ROOT], cwd=base, check=False)
+    # Both distributions, as the release workflow builds them (the wheel from the sdist).
+    build = _run([sys.executable, "-m", "build", "--outdir", dist, REPO_ROOT], cwd=base, check=False)
     if build.returncode != 0:  # no index for the isolated build env: build with the hatchling here
-        _run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", dist, REPO_ROOT], cwd=base)
-    [wheel] = sorted(dist.glob("kvlint-*.whl"))
+        _run([sys.executable, "-m", "build", "--no-isolation", "--outdir", dist, REPO_ROOT], cwd=base)
+    [wheel] = sorted(dist.glob("kvcache_lint-*.whl"))
     venv = base / "venv"
     _run([sys.executable, "-m", "venv", venv], cwd=base)
     assert "include-system-site-packages = false" in (venv / "pyvenv.cfg").read_text()
     python = venv / "bin" / "python"
     _run([python, "-m", "pip", "install", "--quiet", wheel], cwd=base, env=_clean_env())
     return python, venv / "bin" / "kvlint", base
+
+
+@pytest.mark.slow
+def test_built_distributions_pass_the_release_check(installed):
+    """tools/check_dist.py, as the release workflow runs it, on the wheel and sdist built here."""
+    _, _, base = installed
+    result = _run([sys.executable, REPO_ROOT / "tools" / "check_dist.py", base / "dist"], cwd=base, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout == f"check_dist: kvcache-lint {_version()}: wheel and sdist ok\n"
 
 
 @pytest.mark.slow

@@ -51,12 +51,12 @@ def _write(tmp_path, name, text):
 
 def _assumptions(path):
     result = CliRunner().invoke(main, ["capacity", "--format", "json", path])
-    return json.loads(result.output)[0]["assumptions"]
+    return json.loads(result.stdout)[0]["assumptions"]
 
 
 def _kv210(path):
     result = CliRunner().invoke(main, ["check", "--output-format", "json", path])
-    return [d for d in json.loads(result.output)["diagnostics"] if d["code"] == "KV210"]
+    return [d for d in json.loads(result.stdout)["diagnostics"] if d["code"] == "KV210"]
 
 
 def test_gpu_memory_utilization_label_names_the_stand_in(tmp_path):

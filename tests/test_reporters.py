@@ -116,6 +116,8 @@ def test_sarif_content_for_code_scanning(two_files, cli):
     rules = run_["tool"]["driver"]["rules"]
     assert run_["tool"]["driver"]["name"] == "kvlint"
     assert len({r["id"] for r in rules}) == len(rules)
+    # only the rules that fired are embedded, in the rulebook's order (not all 90-odd)
+    assert [r["id"] for r in rules] == ["KV102", "KV105", "KV901"]
     results = run_["results"]
     assert [(r["ruleId"], r["level"]) for r in results] == [("KV102", "error"), ("KV901", "warning"), ("KV105", "error")]
     for result in results:
@@ -131,6 +133,7 @@ def test_sarif_for_a_clean_run_validates(workspace, write, cli):
     write("m.yaml", VALID_MANIFEST)
     sarif = json.loads(cli(["check", "--output-format", "sarif", "m.yaml"]).stdout)
     assert sarif["runs"][0]["results"] == []
+    assert sarif["runs"][0]["tool"]["driver"]["rules"] == []  # nothing fired, nothing embedded
     assert list(_sarif_validator().iter_errors(sarif)) == []
 
 

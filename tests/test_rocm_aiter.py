@@ -48,7 +48,7 @@ def _kvlint_picks(tmp_path, version: str, model: str, env: str) -> str:
     path.write_text(MANIFEST.format(version=version, model=model, env=env))
     result = invoke(["facts", str(path)])
     assert result.exit_code == 0, result.output
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)
     return (doc[0] if isinstance(doc, list) else doc)["backend"]["name"]
 
 

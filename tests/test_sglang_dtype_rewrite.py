@@ -45,7 +45,7 @@ def _capacity(tmp_path, backend: str, dtype: str) -> dict:
     path.write_text(MANIFEST.format(backend=backend, dtype=dtype), encoding="utf-8")
     result = invoke(["capacity", "--format", "json", str(path)])
     assert result.exit_code == 0, result.output
-    return json.loads(result.output)[0]
+    return json.loads(result.stdout)[0]
 
 
 @pytest.mark.parametrize("written", ["auto", "bf16"])

@@ -68,10 +68,10 @@ def test_manifest_switches_give_sglangs_pool(tmp_path, case):
     path = tmp_path / "deploy.yaml"
     path.write_text(yaml.safe_dump(manifest, sort_keys=False))
     check = CliRunner().invoke(main, ["check", "--output-format", "json", str(path)])
-    assert not [d for d in json.loads(check.output)["diagnostics"] if d["code"].startswith("KV1")], check.output
+    assert not [d for d in json.loads(check.stdout)["diagnostics"] if d["code"].startswith("KV1")], check.output
     result = CliRunner().invoke(main, ["capacity", str(path), "--format", "json"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     engine = (data[0] if isinstance(data, list) else data)["engine"]
     assert engine["kv_cache_tokens"] == got["max_total_num_tokens"]
     assert engine["swa_pool_tokens"] == (got["swa_max_total_num_tokens"] if case["is_hybrid_swa"] else None)
@@ -86,5 +86,5 @@ def test_a_ratio_outside_sglangs_range_is_a_schema_finding(tmp_path, value):
         "engine": {"name": "sglang", "version": "0.5.23"}, "hardware": {"gpu": "H100-SXM-80GB"},
         "model": {"name": "openai/gpt-oss-20b"}, "serving": {"swa_full_tokens_ratio": value}}, sort_keys=False))
     result = CliRunner().invoke(main, ["check", "--output-format", "json", str(path)])
-    found = [d for d in json.loads(result.output)["diagnostics"] if d["pointer"] == "/serving/swa_full_tokens_ratio"]
+    found = [d for d in json.loads(result.stdout)["diagnostics"] if d["pointer"] == "/serving/swa_full_tokens_ratio"]
     assert found and found[0]["code"].startswith("KV1") and found[0]["line"] > 0

@@ -43,7 +43,7 @@ def test_no_torch_exits_3_with_install_hint(monkeypatch):
     monkeypatch.setattr(smoke, "torch_available", lambda: False)
     outcome = smoke.run_smoke([deployment()], device="auto")
     assert outcome.exit_code == 3
-    assert "pip install 'kvlint[smoke]'" in outcome.text
+    assert "pip install 'kvcache-lint[smoke]'" in outcome.text
     assert "passed" not in outcome.text.lower()
     js = smoke.run_smoke([deployment()], device="auto", fmt="json")
     assert js.exit_code == 3 and json.loads(js.text)["summary"]["verdict"] == "not-run"

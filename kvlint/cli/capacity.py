@@ -9,19 +9,27 @@ from typing import Any, List
 import click
 
 from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, write_output
-from kvlint.cli.params import config_option
+from kvlint.cli.params import config_option, output_file_option, output_format_option
 from kvlint.config import load_config
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", help="Readable table or JSON.")
-@click.option("--output-file", "-o", type=click.Path(dir_okay=False), help="Write to a file instead of stdout.")
+@output_format_option(("text", "json"), "text", "Readable table or JSON")
+@output_file_option()
 @click.option("--from-log", "from_log", type=click.Path(dir_okay=False),
               help="A vLLM or SGLang start-up log: show the prediction against what the engine logged, term by term.")
+@click.option("--fail-on", type=click.Choice(("error", "warning", "info")), default=None,
+              help="Lowest severity of a capacity-gate finding (KV6xx) that fails (default error).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when the capacity gate fails.")
 @config_option
-def capacity(paths, fmt, output_file, config_path, from_log):
-    """Print the corrected KV capacity of each manifest."""
+def capacity(paths, fmt, output_file, config_path, from_log, fail_on, exit_zero):
+    """Print the corrected KV capacity of each manifest.
+
+    Exit 1 when a manifest has a schema or syntax error, or when a capacity-gate finding (KV6xx:
+    a sequence of max_model_len that does not fit, no pool, a target missed) is at or above
+    --fail-on, as `kvlint check` would fail on it. With --from-log only the former.
+    """
     # Imported on use: only the capacity-like commands resolve deployments.
     from kvlint.pipeline.documents import deployment_analyses
 
@@ -29,9 +37,34 @@ def capacity(paths, fmt, output_file, config_path, from_log):
     analyses, problems = deployment_analyses(paths, config)
     for problem in problems:
         click.echo(f"kvlint capacity: {problem}", err=True)
-    if from_log is not None:
+    if from_log is not None:  # a comparison with what the engine logged, not the gate
         _from_log(analyses, from_log, fmt, output_file)
-        sys.exit(EXIT_FINDINGS if problems else EXIT_OK)
+        sys.exit(EXIT_FINDINGS if problems and not exit_zero else EXIT_OK)
+    _report(analyses, fmt, output_file)
+    gate = _capacity_gate(paths, config_path, fail_on)
+    for finding in gate:
+        click.echo(f"kvlint capacity: {finding.one_line()}", err=True)
+    sys.exit(EXIT_FINDINGS if (problems or gate) and not exit_zero else EXIT_OK)
+
+
+def _capacity_gate(paths, config_path, fail_on) -> List[Any]:
+    """The capacity-gate findings (KV6xx) at or above fail-on that `kvlint check` reports on the
+    same paths with the same configuration (selection, per-file ignores and suppressions apply)."""
+    from kvlint.cli.options import build_context, load_settings
+    from kvlint.findings import severity_rank
+    from kvlint.pipeline.check import run_check
+
+    files = [path for path in paths if path != "-"]  # stdin was read once, for the figures
+    if not files:
+        return []
+    config = load_settings(config_path, fail_on=fail_on)
+    threshold = severity_rank(config.fail_on)
+    result = run_check(files, build_context(config))
+    return [f for f in result.findings if f.code.startswith("KV6") and severity_rank(f.severity) >= threshold]
+
+
+def _report(analyses: List[Any], fmt: str, output_file) -> None:
+    """The capacity table (text) or JSON of every analysis."""
     if fmt == "json":
         documents = []
         for analysis in analyses:
@@ -60,7 +93,6 @@ def capacity(paths, fmt, output_file, config_path, from_log):
             elif analysis is not None and analysis.capacity is not None:
                 blocks.append(render_capacity_text([analysis.capacity]))
         write_output("\n".join(blocks), output_file)
-    sys.exit(EXIT_FINDINGS if problems else EXIT_OK)
 
 
 MAX_LOG_BYTES = 64 * 1024 * 1024  # a server's start-up log; the figures are in its first lines

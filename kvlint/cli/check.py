@@ -19,10 +19,18 @@ from kvlint.report import CHECK_FORMATS
 @click.option("--sarif-file", type=click.Path(dir_okay=False), help="Also write a SARIF 2.1.0 report to this file.")
 @click.option("--fail-on", type=click.Choice(("error", "warning", "info")), default=None, help="Lowest severity that fails (default error).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings fail the run.")
+@click.option("--strict/--no-strict", default=None,
+              help="Fail when a check could not run (KV201-KV203, KV207, KV208, KV609 count as failures; config: strict).")
+@click.option("-q", "--quiet", is_flag=True, help="Print the findings and nothing else: no summary, nothing on success.")
+@click.option("--statistics", is_flag=True, help="Print how many findings each rule has instead of the findings.")
+@click.option("--show-files", is_flag=True, help="Print the files that would be checked, and exit.")
+@click.option("--show-settings", is_flag=True, help="Print the resolved configuration, and exit.")
 @config_option
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks for internal errors.")
 @click.pass_context
-def check(ctx, paths, select, extend_select, ignore, output_format, output_file, sarif_file, fail_on, exit_zero, config_path, verbose):
+def check(ctx, paths, select, extend_select, ignore, output_format, output_file, sarif_file, fail_on, exit_zero, strict,
+          quiet, statistics, show_files, show_settings, config_path, verbose):
     """Lint manifests: files, directories (recursing) or - for stdin."""
     lint(ctx.obj, paths, select, extend_select, ignore, output_format, output_file, sarif_file, fail_on, exit_zero,
-         config_path, verbose)
+         config_path, verbose, strict=strict, quiet=quiet, statistics=statistics, show_files=show_files,
+         show_settings=show_settings)

@@ -7,14 +7,14 @@ import sys
 import click
 
 from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, build_context, load_settings, write_output
-from kvlint.cli.params import config_option
+from kvlint.cli.params import config_option, output_file_option, output_format_option
 
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--base", "base_ref", required=True, help="Git ref to compare against (branch, tag, commit; e.g. origin/main).")
-@click.option("--format", "fmt", type=click.Choice(("text", "markdown", "json")), default="text", help="text (default), markdown (job summary, PR comment) or json.")
-@click.option("--output-file", "-o", type=click.Path(dir_okay=False), help="Write to a file instead of stdout.")
+@output_format_option(("text", "markdown", "json"), "text", "text, markdown (job summary, PR comment) or json")
+@output_file_option()
 @click.option("--max-capacity-regression", type=click.FloatRange(min=0), default=None, help="Fail when KV tokens or max concurrency of a deployment drop by more than this percent (config: max-capacity-regression).")
 @click.option("--fail-on", type=click.Choice(("error", "warning", "info")), default=None, help="Lowest severity of a new finding that fails (default error).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when the gate fails.")

@@ -18,6 +18,8 @@ import sys
 from typing import List, NoReturn, Optional, Sequence
 
 from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, build_context, echo, exit_on_error, load_settings, write_output
+from kvlint.errors import UsageError
+from kvlint.findings import Finding
 from kvlint.inputs import forget_reads
 from kvlint.report import check_reporter
 
@@ -35,6 +37,11 @@ def lint(
     exit_zero: bool = False,
     config_path: Optional[str] = None,
     verbose: bool = False,
+    strict: Optional[bool] = None,
+    quiet: bool = False,
+    statistics: bool = False,
+    show_files: bool = False,
+    show_settings: bool = False,
 ) -> NoReturn:
     """Lint `paths` (files, directories, - for stdin; none: the current directory), write the
     report and exit with the run's code. `obj` is the command group's state (verbose)."""
@@ -43,17 +50,51 @@ def lint(
 
     if verbose:
         obj["verbose"] = True
-    config = load_settings(config_path, select, extend_select, ignore, fail_on, output_format)
+    config = load_settings(config_path, select, extend_select, ignore, fail_on, output_format, strict)
+    if show_settings:
+        from kvlint.cli.settings import settings_text
+
+        write_output(settings_text(config), output_file)
+        sys.exit(EXIT_OK)
+    if show_files:
+        from kvlint.cli.settings import files_text
+
+        write_output(files_text(list(paths) or ["."], config), output_file)
+        sys.exit(EXIT_OK)
+    fmt = config.output_format
+    if statistics and fmt not in TEXT_FORMATS + ("json",):
+        raise UsageError(f"--statistics prints text or json, not --output-format {fmt}")
     context = build_context(config)
     result = run_check(list(paths) or ["."], context)
-    if not result.files:
+    if not result.files and not quiet:
         echo(
             "kvlint: warning: no manifests found (a file in a directory counts when it declares "
             "`apiVersion: kvlint/v1`; name a file to check it regardless)",
             err=True,
         )
-    fmt = config.output_format
-    write_output(check_reporter(fmt)(result, context.rulebook), output_file)
+    if statistics:
+        from kvlint.cli.settings import statistics_text
+
+        report = statistics_text(result, fmt)
+    else:
+        report = check_reporter(fmt)(result, context.rulebook)
+    if quiet and fmt not in ("json", "sarif"):
+        from kvlint.report.text import summary_line
+
+        summary = summary_line(result) + "\n"
+        if report.endswith(summary):  # only the findings: no summary, nothing on success
+            report = report[: -len(summary)]
+    could_not_run = could_not_run_line(result.could_not_run()) if config.strict else None
+    if could_not_run and fmt in TEXT_FORMATS and not statistics:
+        report += could_not_run + "\n"  # the text formats' summary names them
+    if fmt in TEXT_FORMATS and not statistics and not output_file and colour_wanted(sys.stdout):
+        from kvlint.cli.settings import colourize
+
+        echo(colourize(report, result.findings), nl=False, colour=True)
+    else:
+        write_output(report, output_file)
+    if could_not_run and (fmt not in TEXT_FORMATS or statistics):
+        echo(f"kvlint: {could_not_run}", err=True)  # machine formats stay as documented
     if sarif_file:
         write_output(check_reporter("sarif")(result, context.rulebook), sarif_file)
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
@@ -63,7 +104,37 @@ def lint(
             handle.write(markdown_summary(result))
     if exit_zero:
         sys.exit(EXIT_OK)
-    sys.exit(EXIT_FINDINGS if result.fails(config.fail_on) else EXIT_OK)
+    sys.exit(EXIT_FINDINGS if result.fails(config.fail_on, config.strict) else EXIT_OK)
+
+
+TEXT_FORMATS = ("full", "concise")  # for people: a summary line, colour on a terminal
+
+
+def colour_wanted(stream) -> bool:
+    """Colour for a terminal: NO_COLOR (set and not empty) turns it off, FORCE_COLOR (set and not
+    empty) on even when the stream is not a terminal; else only a terminal that is not `dumb`."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    try:
+        return bool(stream.isatty()) and os.environ.get("TERM") != "dumb"
+    except (AttributeError, ValueError):
+        return False
+
+
+SHOWN = 10  # could-not-run findings named in the strict summary line; the rest are counted
+
+
+def could_not_run_line(findings: Sequence[Finding]) -> Optional[str]:
+    """`--strict`'s summary line: how many checks could not run, and which (None: all ran)."""
+    if not findings:
+        return None
+    named = [f"{f.code} {f.name} ({f.file}:{f.line}:{f.column})" for f in findings[:SHOWN]]
+    if len(findings) > SHOWN:
+        named.append(f"and {len(findings) - SHOWN} more")
+    count = len(findings)
+    return f"{count} check{'s' if count != 1 else ''} could not run (--strict fails on them): {', '.join(named)}"
 
 
 def plain_check_paths(argv: Sequence[str]) -> Optional[List[str]]:

@@ -22,13 +22,18 @@ from kvlint.inputs import data_directories, file_in_tree, files_read, special_ki
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_SKIPPED = 0, 1, 2, 3
 
 
-def echo(message: str, err: bool = False, nl: bool = True) -> None:
+def echo(message: str, err: bool = False, nl: bool = True, colour: bool = False) -> None:
     """click.echo(message, err=err, nl=nl), without importing click where it writes the text
     unchanged: to a text stream (not the Windows console) whose encoding is not ASCII, a text
     without ESC (click strips ANSI sequences when the stream is not a terminal). Any other case
-    is click.echo's own."""
+    is click.echo's own. `colour`: the text's ANSI colours are kept (click.echo's color=True)."""
     stream = sys.stderr if err else sys.stdout
     text = message + "\n" if nl else message
+    if colour:
+        import click
+
+        click.echo(text, err=err, nl=False, color=True)
+        return
     encoding = getattr(stream, "encoding", None)
     plain = (
         isinstance(stream, io.TextIOBase) and sys.platform != "win32" and "\x1b" not in text
@@ -83,6 +88,7 @@ def load_settings(
     ignore: Sequence[str] = (),
     fail_on: Optional[str] = None,
     output_format: Optional[str] = None,
+    strict: Optional[bool] = None,
 ) -> Config:
     """The configuration file, then command-line overrides."""
     config = load_config(config_path)
@@ -97,6 +103,8 @@ def load_settings(
         overrides["fail_on"] = fail_on
     if output_format:
         overrides["output_format"] = output_format
+    if strict is not None:
+        overrides["strict"] = strict
     return replace(config, **overrides)
 
 

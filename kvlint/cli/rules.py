@@ -10,6 +10,7 @@ from typing import Optional
 import click
 
 from kvlint.cli.options import EXIT_ERROR, write_output
+from kvlint.cli.params import config_option, output_file_option, output_format_option
 from kvlint.config import load_config
 from kvlint.errors import UsageError
 from kvlint.resources import schemas_dir
@@ -34,9 +35,10 @@ def rule_as_json(found: Rule) -> dict:
 
 @click.command()
 @click.argument("code_or_name")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text")
-def rule(code_or_name: str, config_path: Optional[str], fmt: str):
+@config_option
+@output_format_option(("text", "json"), "text", "Markdown-like text or JSON")
+@output_file_option()
+def rule(code_or_name: str, config_path: Optional[str], fmt: str, output_file: Optional[str]):
     """Explain one rule (code or name)."""
     from kvlint.report.text import format_rule_doc
 
@@ -46,17 +48,18 @@ def rule(code_or_name: str, config_path: Optional[str], fmt: str):
         click.echo(f"kvlint: error: no rule {code_or_name!r} (see `kvlint rules`)", err=True)
         sys.exit(EXIT_ERROR)
     if fmt == "json":
-        click.echo(json.dumps(rule_as_json(found), indent=2))
+        write_output(json.dumps(rule_as_json(found), indent=2) + "\n", output_file)
     else:
-        click.echo(format_rule_doc(found), nl=False)
+        write_output(format_rule_doc(found), output_file)
 
 
 @click.command()
-@click.option("--config", "config_path", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text")
+@config_option
+@output_format_option(("text", "json"), "text", "A table or JSON")
+@output_file_option()
 @click.option("--write-docs", "docs_dir", type=click.Path(file_okay=False),
               help="Write one Markdown page per rule ({CODE}.md) and an index README.md into DIR.")
-def rules(config_path: Optional[str], fmt: str, docs_dir: Optional[str]):
+def rules(config_path: Optional[str], fmt: str, output_file: Optional[str], docs_dir: Optional[str]):
     """List every rule."""
     from kvlint.report.text import format_rules_table
 
@@ -72,18 +75,18 @@ def rules(config_path: Optional[str], fmt: str, docs_dir: Optional[str]):
         click.echo(f"{len(changed)} page(s) written to {docs_dir} ({len(book)} rules)")
         return
     if fmt == "json":
-        click.echo(json.dumps([rule_as_json(r) for r in book], indent=2))
+        write_output(json.dumps([rule_as_json(r) for r in book], indent=2) + "\n", output_file)
     else:
-        click.echo(format_rules_table(book), nl=False)
+        write_output(format_rules_table(book), output_file)
 
 
 SCHEMA_FILES = {"manifest": "manifest.v1.json", "rule": "rule.json", "config": "config.json", "facts": "facts.json"}
 
 
 @click.command()
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the schema to a file.")
+@output_file_option(legacy="--output", help="Write the schema to a file.")
 @click.option("--name", type=click.Choice(tuple(SCHEMA_FILES)), default="manifest")
-def schema(output: Optional[str], name: str):
+def schema(output_file: Optional[str], name: str):
     """Print the manifest JSON Schema (for editors: yaml-language-server)."""
     text = (schemas_dir() / SCHEMA_FILES[name]).read_text(encoding="utf-8")
-    write_output(text, output)
+    write_output(text, output_file)

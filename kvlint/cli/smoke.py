@@ -8,22 +8,22 @@ import sys
 import click
 
 from kvlint.cli.options import write_output
-from kvlint.cli.params import config_option
+from kvlint.cli.params import config_option, output_file_option, output_format_option
 from kvlint.config import load_config
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--device", type=click.Choice(("auto", "cuda", "cpu")), default="auto", help="Where to run the kernels (default: CUDA when visible).")
-@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text")
+@output_format_option(("text", "json"), "text", "Readable report or JSON")
 @click.option("--layers", type=click.IntRange(min=1), default=None, help="Attention-check at most N layers per layer group.")
-@click.option("--output-file", "-o", type=click.Path(dir_okay=False))
+@output_file_option()
 @config_option
 def smoke(paths, device, fmt, layers, output_file, config_path):
     """Run the quantized KV kernels on the device and prove nothing fell back.
 
     llama.cpp and Ollama deployments create a real llama.cpp context on the CPU (llama-cpp-python,
-    pip install 'kvlint[llamacpp]') and compare its KV allocation and start-up with kvlint's prediction.
+    pip install 'kvcache-lint[llamacpp]') and compare its KV allocation and start-up with kvlint's prediction.
 
     Exit 0 passed, 1 failed, 2 usage or internal error, 3 could not run here.
     """

@@ -10,7 +10,7 @@ from typing import Iterable, List, Optional, Sequence, Set
 
 from kvlint import pointer as json_pointer
 from kvlint.analysis import CheckContext
-from kvlint.findings import Finding, severity_rank
+from kvlint.findings import COULD_NOT_RUN, Finding, severity_rank
 from kvlint.load import InputError, LoadedFile, read_input, unreadable
 from kvlint.pipeline.discovery import discover_files, display_path
 from kvlint.pipeline.documents import analyze_document
@@ -33,9 +33,15 @@ class CheckResult:
     def count(self, severity: str) -> int:
         return sum(1 for f in self.findings if f.severity == severity)
 
-    def fails(self, fail_on: str) -> bool:
+    def fails(self, fail_on: str, strict: bool = False) -> bool:
         threshold = severity_rank(fail_on)
-        return any(severity_rank(f.severity) >= threshold for f in self.findings)
+        return any(severity_rank(f.severity) >= threshold for f in self.findings) or bool(
+            strict and self.could_not_run()
+        )
+
+    def could_not_run(self) -> List[Finding]:
+        """The findings that say a check could not run (COULD_NOT_RUN), for `--strict`."""
+        return [f for f in self.findings if f.code in COULD_NOT_RUN]
 
 
 def analyze_file(loaded: LoadedFile, context: CheckContext, source: Optional[NativeFile] = None) -> List[Finding]:

@@ -44,7 +44,10 @@ def artifact_location(file: str) -> Dict[str, Any]:
 
 
 def format_sarif(result: CheckResult, rulebook: Rulebook) -> str:
-    rules = list(rulebook)
+    # Only the rules that fired, in the rulebook's order: every rule's full text would make a
+    # report of two findings some 150 KB (code scanning needs a descriptor per ruleId, no more).
+    fired = {finding.code for finding in result.findings}
+    rules = [rule for rule in rulebook if rule.code in fired]
     index = {rule.code: i for i, rule in enumerate(rules)}
     results: List[Dict[str, Any]] = []
     for finding in result.findings:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR, EXIT_NOT_RUN = 0, 1, 2, 3
 
-INSTALL_HINT = "pip install 'kvlint[smoke]'"
+INSTALL_HINT = "pip install 'kvcache-lint[smoke]'"
 
 __all__ = ["SmokeOutcome", "run_smoke", "EXIT_PASSED", "EXIT_FAILED", "EXIT_ERROR", "EXIT_NOT_RUN"]
 

@@ -3,7 +3,7 @@
 For a llama.cpp (or Ollama) deployment, kvlint predicts two things before any model is loaded:
 the bytes of the KV cache llama.cpp will allocate, and whether llama.cpp will create the context
 at all (a quantized V cache without flash attention is refused). This module checks both on the
-real engine, on the CPU, through llama-cpp-python (`pip install 'kvlint[llamacpp]'`):
+real engine, on the CPU, through llama-cpp-python (`pip install 'kvcache-lint[llamacpp]'`):
 
 1. write a tiny GGUF that has the deployment's KV geometry (KV heads and K/V head sizes per
    layer, the layer count) but tiny everything else: embedding width, feed-forward width and
@@ -54,7 +54,7 @@ GGML_TYPES: Dict[str, Tuple[int, int, int]] = {
 }
 FLASH_ATTN = {"auto": -1, "off": 0, "on": 1}  # LLAMA_FLASH_ATTN_TYPE_{AUTO,DISABLED,ENABLED}
 
-INSTALL_HINT = "pip install 'kvlint[llamacpp]'"
+INSTALL_HINT = "pip install 'kvcache-lint[llamacpp]'"
 PROBE_TIMEOUT_S = 300.0
 MIB = 1024 * 1024
 

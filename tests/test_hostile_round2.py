@@ -1,0 +1,152 @@
+"""Hostile input, round two (issue 24): the native adapters, caches and symbolic links.
+
+One test per bullet of the issue. Each runs the real command in a subprocess under a timeout
+(TIMEOUT_S, a guard against hangs, not a speed claim) and an address-space limit, and checks the
+exit code, the finding or error, that no traceback is printed and that no input changed. Large
+inputs are generated at run time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import marshal
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+import pytest
+
+from conftest import REPO_ROOT, VALID_MANIFEST
+
+TIMEOUT_S = 20
+MEMORY_LIMIT = 2 * 1024 ** 3  # address space of a run: a MemoryError instead of swapping the CI machine
+posix_only = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="links, FIFOs and owners are POSIX")
+
+
+def _limit_memory() -> None:  # pragma: no cover - runs in the child
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def kvlint(args: Sequence[str], cwd: Path, env: Optional[Dict[str, str]] = None, stdin=subprocess.DEVNULL,
+           cache: Optional[Path] = None) -> subprocess.CompletedProcess:
+    environment = dict(os.environ)
+    for name in ("GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS", "KVLINT_CACHE_DIR"):
+        environment.pop(name, None)
+    environment["PYTHONPATH"] = str(REPO_ROOT)
+    if cache is None:
+        environment["KVLINT_NO_CACHE"] = "1"
+    else:
+        environment.pop("KVLINT_NO_CACHE", None)
+        environment["KVLINT_CACHE_DIR"] = str(cache)
+    environment.update(env or {})
+    completed = subprocess.run(
+        [sys.executable, "-m", "kvlint", *args], cwd=cwd, env=environment, capture_output=True, text=True,
+        timeout=TIMEOUT_S, stdin=stdin, preexec_fn=_limit_memory if hasattr(os, "fork") else None,
+    )
+    assert "Traceback" not in completed.stderr + completed.stdout, completed.stderr
+    assert "internal error" not in completed.stderr, completed.stderr
+    return completed
+
+
+def digest(root: Path) -> Dict[str, str]:
+    out = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            out[str(path.relative_to(root))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def diagnostics(completed: subprocess.CompletedProcess) -> List[dict]:
+    return json.loads(completed.stdout)["diagnostics"]
+
+
+def codes(completed: subprocess.CompletedProcess) -> List[str]:
+    return [d["code"] for d in diagnostics(completed)]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "kvlint.toml").write_text("# defaults\n", encoding="utf-8")
+    (root / "deploy.yaml").write_text(VALID_MANIFEST, encoding="utf-8")
+    return root
+
+
+K8S = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llama
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.19.1
+          args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--kv-cache-dtype", "fp8"]
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+"""
+
+
+# --- Data loss ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["convert", "-"], ["check", "-"], ["capacity", "-"]])
+def test_stdin_is_never_overwritten_by_the_output_file(project: Path, command: List[str]):
+    source = project / ("d.yaml" if command[0] != "convert" else "k8s.yaml")
+    source.write_text(VALID_MANIFEST if command[0] != "convert" else K8S, encoding="utf-8")
+    before = digest(project)
+    with open(source, "rb") as handle:
+        completed = kvlint([*command, "-o", source.name], project, stdin=handle)
+    assert completed.returncode == 2
+    assert "standard input" in completed.stderr and "never writes onto its input" in completed.stderr
+    assert digest(project) == before
+
+
+@posix_only
+def test_cache_writes_never_follow_planted_symlinks(project: Path, tmp_path: Path):
+    cache = tmp_path / "cache"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    # A link under every name the old code wrote through (<entry>.<pid>.tmp for a range of pids is
+    # not plantable in a test, so: the entries themselves and a stray .tmp) must stay untouched.
+    first = kvlint(["check", "deploy.yaml", "--output-format", "json"], project, cache=cache)
+    assert first.returncode == 0
+    entries = sorted(p for p in cache.iterdir() if p.suffix == ".marshal")
+    assert entries and stat.S_IMODE(cache.stat().st_mode) == 0o700
+    for entry in entries:
+        entry.unlink()
+        entry.symlink_to(victim)
+    second = kvlint(["check", "deploy.yaml", "--output-format", "json"], project, cache=cache)
+    assert second.returncode == 0 and diagnostics(second) == diagnostics(first)
+    assert victim.read_text() == "precious\n"
+    assert all(not p.is_symlink() and p.is_file() for p in entries)  # replaced by real entries
+    assert not [p for p in cache.iterdir() if p.name.endswith(".tmp")]
+
+
+@posix_only
+def test_code_table_write_replaces_a_planted_link_instead_of_following_it(tmp_path: Path, monkeypatch):
+    from kvlint.cli import codecache
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    table = tmp_path / "pycache" / "dataclass-methods.marshal"
+    table.parent.mkdir(mode=0o700)
+    table.symlink_to(victim)
+    assert codecache._read(str(table)) == {}  # a link is not read
+    codecache._write(str(table), {"x = 1\n": compile("x = 1\n", "<string>", "exec")})
+    assert victim.read_text() == "precious\n"
+    assert not table.is_symlink() and set(codecache._read(str(table))) == {"x = 1\n"}
+    assert [p.name for p in table.parent.iterdir()] == [table.name]  # no temporary left behind

@@ -566,9 +566,13 @@ def _next_content_lines(lines: List[str]) -> List[Optional[int]]:
     return following
 
 
-def unreadable(display: str, reason: str) -> LoadedFile:
-    """A file the run could not read, as a LoadedFile with one KV006 finding on it."""
-    finding = Finding(code="KV006", name="", severity="error", message=f"cannot read this file: {reason}", file=display)
+def unreadable(display: str, reason: str, skipped: bool = False) -> LoadedFile:
+    """A file the run could not read, as a LoadedFile with one KV006 finding on it; or, skipped,
+    one a walk did not read on purpose (a link out of the tree), with a KV208 info."""
+    if skipped:
+        finding = Finding(code="KV208", name="", severity="info", message=f"not checked: {reason}", file=display)
+    else:
+        finding = Finding(code="KV006", name="", severity="error", message=f"cannot read this file: {reason}", file=display)
     return LoadedFile(path=display, text="", findings=[finding])
 
 

@@ -150,3 +150,33 @@ def test_code_table_write_replaces_a_planted_link_instead_of_following_it(tmp_pa
     assert victim.read_text() == "precious\n"
     assert not table.is_symlink() and set(codecache._read(str(table))) == {"x = 1\n"}
     assert [p.name for p in table.parent.iterdir()] == [table.name]  # no temporary left behind
+
+
+# --- Reads outside the tree ------------------------------------------------------------------
+
+
+@posix_only
+def test_walk_does_not_follow_links_out_of_the_tree(project: Path, tmp_path: Path):
+    outside = tmp_path / "outside"
+    (outside / "more").mkdir(parents=True)
+    script = "#!/bin/sh\nvllm serve meta-llama/Llama-3.1-8B-Instruct --api-key SECRET123 --kv-cache-dtype fp8\n"
+    (outside / "script.sh").write_text(script)
+    (outside / "more" / "run.sh").write_text(script)
+    (outside / "m.yaml").write_text(VALID_MANIFEST.replace("kv_cache:\n  dtype: auto", "kv_cache:\n  dtype: SECRET123"))
+    deploy = project / "deploy"
+    deploy.mkdir()
+    (deploy / "run.sh").symlink_to("../../outside/script.sh")
+    (deploy / "linked.yaml").symlink_to(outside / "m.yaml")
+    (deploy / "dir").symlink_to(outside / "more", target_is_directory=True)
+    inside = deploy / "inside.yaml"
+    inside.symlink_to(project / "deploy.yaml")  # a link inside the project is read as usual
+    for fmt in ("json", "full", "github"):
+        completed = kvlint(["check", ".", "--output-format", fmt], project)
+        assert "SECRET123" not in completed.stdout + completed.stderr
+        assert str(tmp_path) not in completed.stdout + completed.stderr  # shown relative to the project
+        assert completed.returncode == 0
+    found = diagnostics(kvlint(["check", ".", "--output-format", "json"], project))
+    assert sorted((d["file"], d["code"], d["severity"]) for d in found) == [
+        ("deploy/linked.yaml", "KV208", "info"), ("deploy/run.sh", "KV208", "info")]
+    capacity = kvlint(["capacity", "."], project)
+    assert capacity.returncode == 0 and "SECRET123" not in capacity.stdout + capacity.stderr

@@ -36,6 +36,16 @@ class Unreadable(str):
         return made
 
 
+class LinkOut(Unreadable):
+    """A file met in a directory walk that is a symbolic link to a file outside the walked
+    directory and the project: not read (its content is never printed), and reported as a KV208
+    info on the link, as a fact kvlint looked for on its own (docs/security.md)."""
+
+
+def _inside(target: str, roots: Sequence[str]) -> bool:
+    return any(target == root or target.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
 def _stat_problem(path: Path) -> str:
     """Why a path met in a walk cannot be read, or "" when it is a regular file."""
     try:
@@ -94,6 +104,7 @@ def discover_files(paths: Sequence[str], config: Config) -> List[str]:
         # Patterns that do not match the named directory still prune what lies below it.
         exclude = tuple(p for p in config.exclude if not excluded(path, (p,), config.root))
         walk_errors: List[OSError] = []
+        roots = [os.path.realpath(path), os.path.realpath(config.root)]
         for directory, subdirs, files in os.walk(path, onerror=walk_errors.append):
             while walk_errors:  # a directory that cannot be listed: a finding on it
                 error = walk_errors.pop(0)
@@ -111,6 +122,11 @@ def discover_files(paths: Sequence[str], config: Config) -> List[str]:
                 if not name.endswith(MANIFEST_SUFFIXES) and not (config.native_formats and maybe_native(name)):
                     continue
                 if excluded(candidate, exclude, config.root):
+                    continue
+                if os.path.islink(candidate) and not _inside(os.path.realpath(candidate), roots):
+                    found.append(LinkOut(str(candidate), "a symbolic link to a file outside the directory "
+                                         "kvlint walked and the project; kvlint does not follow it (name the "
+                                         "file itself to check it)"))
                     continue
                 problem = _stat_problem(candidate)
                 if problem:

@@ -180,3 +180,95 @@ def test_walk_does_not_follow_links_out_of_the_tree(project: Path, tmp_path: Pat
         ("deploy/linked.yaml", "KV208", "info"), ("deploy/run.sh", "KV208", "info")]
     capacity = kvlint(["capacity", "."], project)
     assert capacity.returncode == 0 and "SECRET123" not in capacity.stdout + capacity.stderr
+
+
+# --- Crashes: each a finding or one clean line, never an internal error ----------------------
+
+
+@posix_only
+@pytest.mark.parametrize("kind", ["loop", "nul", "long"])
+def test_bad_config_path_is_one_clean_error(project: Path, kind: str):
+    if kind == "loop":
+        (project / "loop.toml").symlink_to("loop.toml")
+        name = "loop.toml"
+    elif kind == "nul":
+        (project / "nul.toml").write_text("select = [\"ALL\"]\0\n")  # a NUL in the file (argv cannot hold one)
+        name = "nul.toml"
+    else:
+        name = "c" * 5000
+    before = digest(project)
+    completed = kvlint(["check", "--config", name, "deploy.yaml"], project)
+    assert completed.returncode == 2
+    assert completed.stderr.startswith("kvlint: error: ") and completed.stderr.count("\n") == 1
+    assert len(completed.stderr) < 1000  # the 5,000-character name is cut
+    assert digest(project) == before
+
+
+def _manifest_with(**model: str) -> str:
+    extra = "".join(f"  {key}: {value}\n" for key, value in model.items())
+    return VALID_MANIFEST.replace("  name: meta-llama/Llama-3.1-8B-Instruct\n",
+                                  "  name: meta-llama/Llama-3.1-8B-Instruct\n" + extra)
+
+
+@posix_only
+def test_llamacpp_model_file_that_is_a_link_loop_is_a_finding(project: Path):
+    (project / "loop.gguf").symlink_to("loop.gguf")
+    (project / "run.sh").write_text("#!/bin/sh\nllama-server -m loop.gguf -c 4096\n")
+    completed = kvlint(["check", "run.sh", "--output-format", "json"], project)
+    assert completed.returncode in (0, 1)
+    assert any(d["code"] == "KV203" and "loop.gguf" in d["message"] for d in diagnostics(completed))
+
+
+def test_nul_in_a_model_name_is_a_finding(project: Path):
+    (project / "nul.json").write_text(json.dumps(json.loads(json.dumps({
+        "apiVersion": "kvlint/v1", "kind": "Deployment", "metadata": {"name": "x"},
+        "engine": {"name": "vllm", "version": "0.19.1"}, "hardware": {"gpu": "H100-SXM-80GB"},
+        "model": {"name": "meta\0llama"}, "kv_cache": {"dtype": "auto"}}))))
+    completed = kvlint(["check", "nul.json", "--output-format", "full"], project)
+    assert completed.returncode in (0, 1) and "KV203" in completed.stdout and "\0" not in completed.stdout
+    assert "meta\\x00llama" in completed.stdout
+
+
+def test_from_log_with_a_400_digit_token_count(project: Path):
+    (project / "big.log").write_text("GPU KV cache size: " + "9" * 400 + " tokens\nmax_total_num_tokens=" + "9" * 400 + "\n")
+    completed = kvlint(["capacity", "deploy.yaml", "--from-log", "big.log"], project)
+    assert completed.returncode == 0
+    assert "none of the capacity lines" in completed.stdout
+
+
+def test_trtllm_options_with_infinities_are_findings(project: Path):
+    (project / "trt.yaml").write_text(
+        "max_batch_size: .inf\nmax_seq_len: .nan\nkv_cache_config:\n  free_gpu_memory_fraction: .inf\n  dtype: fp8\n")
+    completed = kvlint(["check", "trt.yaml", "--output-format", "json"], project)
+    assert completed.returncode == 1
+    found = codes(completed)
+    assert "KV005" not in found and found.count("KV320") == 3
+
+
+def test_image_tag_with_a_5000_digit_version_is_a_finding(project: Path):
+    (project / "k8s.yaml").write_text(K8S.replace("v0.19.1", "v0." + "9" * 5000 + ".1"))
+    completed = kvlint(["check", "k8s.yaml", "--output-format", "json"], project)
+    assert completed.returncode in (0, 1)
+    found = diagnostics(completed)
+    assert "KV005" not in codes(completed)
+    assert any(d["code"] == "KV207" and "characters cut" in d["message"] for d in found)
+
+
+@posix_only
+@pytest.mark.parametrize("where", ["model.config", "ablation base", "base's model.config"])
+def test_link_loop_as_model_config_or_ablation_base(project: Path, where: str):
+    (project / "loop").symlink_to("loop")
+    if where == "model.config":
+        (project / "m.yaml").write_text(_manifest_with(config="loop/config.json"))
+    else:
+        base = "loop/base.yaml" if where == "ablation base" else "m2.yaml"
+        (project / "m2.yaml").write_text(_manifest_with(config="loop/config.json"))
+        (project / "m.yaml").write_text(
+            "apiVersion: kvlint/v1\nkind: Ablation\nmetadata:\n  name: a\nbase: " + base
+            + "\nvariants:\n  - name: v1\n    overrides:\n      kv_cache:\n        dtype: fp8\n")
+    for command in (["check", "m.yaml", "--output-format", "json"], ["capacity", "m.yaml"]):
+        completed = kvlint(command, project)
+        assert completed.returncode in (0, 1), completed.stderr
+        assert str(project) not in completed.stdout + completed.stderr  # no absolute machine path
+    if where == "ablation base":
+        assert "KV703" in codes(kvlint(["check", "m.yaml", "--output-format", "json"], project))

@@ -63,7 +63,7 @@ def excluded(path: Path, patterns: Sequence[str], root: Path) -> bool:
         return False
     try:
         relative = path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
+    except (ValueError, RuntimeError, OSError):  # outside; or a link loop (3.11)
         relative = path.as_posix()
     candidates = {relative, path.name, path.as_posix()}
     for pattern in patterns:
@@ -81,7 +81,7 @@ def discover_files(paths: Sequence[str], config: Config) -> List[str]:
     found: List[str] = []
     # The configured rules-dir and catalog-dir hold rule and catalog files, not manifests (a rule
     # file's examples embed manifests): a walk does not enter them.
-    data_dirs = {Path(d).resolve() for d in (*config.rules_dirs, *config.catalog_dirs)}
+    data_dirs = {Path(os.path.realpath(d)) for d in (*config.rules_dirs, *config.catalog_dirs)}
     for raw in paths:
         if raw == "-":
             found.append("-")
@@ -115,7 +115,7 @@ def discover_files(paths: Sequence[str], config: Config) -> List[str]:
                 if d not in SKIP_DIRS
                 and not d.startswith(".")
                 and not excluded(Path(directory) / d, exclude, config.root)
-                and (Path(directory) / d).resolve() not in data_dirs
+                and Path(os.path.realpath(Path(directory) / d)) not in data_dirs
             )
             for name in sorted(files):
                 candidate = Path(directory) / name
@@ -162,5 +162,5 @@ def display_path(path: str, root: Path) -> str:
         if os.path.islink(path) and not os.path.exists(path):  # dangling: name the link, not its target
             return (Path(path).parent.resolve() / Path(path).name).relative_to(root.resolve()).as_posix()
         return Path(path).resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
+    except (ValueError, RuntimeError, OSError):  # outside; or a link loop (3.11)
         return Path(path).as_posix()

@@ -272,3 +272,27 @@ def test_link_loop_as_model_config_or_ablation_base(project: Path, where: str):
         assert str(project) not in completed.stdout + completed.stderr  # no absolute machine path
     if where == "ablation base":
         assert "KV703" in codes(kvlint(["check", "m.yaml", "--output-format", "json"], project))
+
+
+# --- Unbounded work: bounded before expanding --------------------------------------------------
+
+
+def test_manifest_geometry_with_a_billion_layers_is_a_finding(project: Path):
+    (project / "geo.yaml").write_text(VALID_MANIFEST.replace(
+        "meta-llama/Llama-3.1-8B-Instruct", "custom/x\n  geometry:\n    num_layers: 1000000000\n"
+        "    num_attention_heads: 32\n    num_kv_heads: 8\n    head_dim: 128\n    hidden_size: 4096"))
+    completed = kvlint(["check", "geo.yaml", "--output-format", "json"], project)
+    assert completed.returncode == 1
+    assert any("more than the 10,000" in d["message"] for d in diagnostics(completed))
+    assert kvlint(["capacity", "geo.yaml"], project).returncode == 1
+
+
+def test_catalog_model_with_a_billion_layers_is_a_configuration_error(project: Path):
+    catalog = project / "catalog"
+    catalog.mkdir()
+    text = (REPO_ROOT / "examples" / "org" / "catalog" / "models.yaml").read_text()
+    (catalog / "models.yaml").write_text(text.replace("num_layers: 32", "num_layers: 1000000000", 1))
+    (project / "kvlint.toml").write_text('catalog-dir = ["catalog"]\n')
+    (project / "acme.yaml").write_text(VALID_MANIFEST.replace("meta-llama/Llama-3.1-8B-Instruct", "acme/llama-8b-ft"))
+    completed = kvlint(["check", "acme.yaml"], project)
+    assert completed.returncode == 2 and completed.stderr.count("\n") == 1

@@ -296,3 +296,68 @@ def test_catalog_model_with_a_billion_layers_is_a_configuration_error(project: P
     (project / "acme.yaml").write_text(VALID_MANIFEST.replace("meta-llama/Llama-3.1-8B-Instruct", "acme/llama-8b-ft"))
     completed = kvlint(["check", "acme.yaml"], project)
     assert completed.returncode == 2 and completed.stderr.count("\n") == 1
+
+
+def test_gguf_with_a_64k_key_and_a_million_nested_arrays_is_refused_quickly():
+    import struct
+
+    from kvlint.catalog.gguf import GGUFError, parse_gguf
+
+    key = b"k" * 65535
+    data = (b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", len(key)) + key + struct.pack("<I", 9)
+            + struct.pack("<IQ", 9, 1_000_000) + struct.pack("<IQ", 0, 0) * 1_000_000)
+    with pytest.raises(GGUFError, match="arrays inside arrays") as raised:
+        parse_gguf(data, "x.gguf")
+    assert len(str(raised.value)) < 400  # the key is quoted cut short
+
+
+@pytest.mark.parametrize("case", ["commands", "sh -c", "unknown flags", "repeated flags"])
+def test_shell_input_is_bounded(project: Path, case: str):
+    command = "vllm serve m --max-model-len 4096\n"
+    text = {
+        "commands": command * 60_000,
+        "sh -c": "sh -c '" + command.replace("\n", "; ") * 60_000 + "'\n",
+        "unknown flags": "vllm serve m " + " ".join(f"--unknown-flag-{i} {i}" for i in range(20_000)) + "\n",
+        "repeated flags": "vllm serve m " + "--max-model-len 1 " * 220_000 + "\n",
+    }[case]
+    (project / "run.sh").write_text("#!/bin/sh\n" + text)
+    completed = kvlint(["check", "run.sh", "--output-format", "json"], project)
+    assert completed.returncode in (0, 1)
+    found = diagnostics(completed)
+    assert len(found) < 12_000
+    assert any(d["code"] == "KV208" and ("stopped reading" in d["message"] or "first 256" in d["message"])
+               for d in found)
+
+
+def test_from_log_patterns_are_linear_on_a_1mb_line(project: Path):
+    (project / "long.log").write_text("Load weight end." * 65_000 + "\n" + "Load weight end. avail mem=" * 38_000 + "\n")
+    completed = kvlint(["capacity", "deploy.yaml", "--from-log", "long.log"], project)
+    assert completed.returncode == 0
+
+
+# --- Caches: a bad entry costs only speed -------------------------------------------------------
+
+
+@posix_only
+@pytest.mark.parametrize("damage", ["huge list", "fifo", "dev zero", "wrong type", "foreign dir"])
+def test_a_corrupt_cache_entry_costs_only_speed(project: Path, tmp_path: Path, damage: str):
+    cache = tmp_path / "cache"
+    first = kvlint(["check", "deploy.yaml", "--output-format", "json"], project, cache=cache)
+    entries = sorted(p for p in cache.iterdir() if p.suffix == ".marshal")
+    for entry in entries:
+        entry.unlink()
+        if damage == "huge list":  # marshal list of 2^31 items, then nothing
+            entry.write_bytes(b"\xa9\x02" + b"[" + (1 << 31).to_bytes(4, "little"))
+        elif damage == "fifo":
+            os.mkfifo(entry)
+        elif damage == "dev zero":
+            entry.symlink_to("/dev/zero")
+        elif damage == "wrong type":
+            key = marshal.loads(marshal.dumps("x"))  # right shape, wrong key and data
+            entry.write_bytes(marshal.dumps((key, compile("1", "<x>", "eval"))))
+        else:
+            entry.write_bytes(marshal.dumps(("forged", {"code": "KV999"})))
+    if damage == "foreign dir":
+        cache.chmod(0o777)  # group/world-writable: not used at all
+    second = kvlint(["check", "deploy.yaml", "--output-format", "json"], project, cache=cache)
+    assert second.returncode == first.returncode and diagnostics(second) == diagnostics(first)

@@ -274,7 +274,7 @@ def human_readable_int(value: str, allow_auto: bool = False) -> Optional[int]:
 # Bounds on one engine command (hostile input: 20k unknown flags, 220k repeated flags): past
 # MAX_ARGUMENTS the rest is not read (a not-checked info says so), and did-you-mean (difflib over
 # the flag table) runs for the first MAX_SUGGESTIONS unknown flags only.
-MAX_ARGUMENTS = 10_000
+MAX_ARGUMENTS = 25_000
 MAX_SUGGESTIONS = 100
 
 

@@ -6,11 +6,13 @@ relative to the file. Command-line options override it.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 from kvlint.errors import ConfigError
+from kvlint.findings import shorten
 from kvlint.inputs import InputError, note_data_directory, read_capped
 from kvlint.load import NATIVE_FORMATS
 from kvlint.schema import is_valid, non_finite, validator_for
@@ -97,8 +99,13 @@ def load_config(explicit: Optional[str] = None, start: Optional[Path] = None) ->
     path = Path(explicit) if explicit else discover(start or Path.cwd())
     if path is None:
         return Config()
-    if explicit and not path.exists():
-        raise ConfigError(f"config file {explicit} does not exist")
+    if explicit:
+        try:
+            os.stat(path)
+        except (OSError, ValueError) as exc:  # missing, a link loop, a name too long, a NUL
+            reason = "does not exist" if isinstance(exc, FileNotFoundError) else (
+                f"cannot be read: {getattr(exc, 'strerror', None) or exc}")
+            raise ConfigError(f"config file {shorten(printable(explicit), 200)} {reason}") from None
     table = _table(path)
     if table is None:
         if explicit and path.name == "pyproject.toml":

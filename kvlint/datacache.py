@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import marshal
 import os
-import stat
 import sys
 import zlib
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Sequence
 
 from kvlint import __version__
+from kvlint.cachefiles import private_directory, read_private, write_private
 
 _MISSING = object()
 _MAX_ENTRY_BYTES = 64 * 1024 * 1024  # every parsed rule and catalog file together is far smaller
@@ -32,30 +32,57 @@ def cache_dir() -> Optional[Path]:
         root = Path(base) if base else Path.home() / ".cache"
     except (RuntimeError, KeyError, OSError):  # no HOME and no passwd entry: run without a cache
         return None
-    return root / "kvlint" if not os.environ.get("KVLINT_CACHE_DIR") else root
+    directory = root / "kvlint" if not os.environ.get("KVLINT_CACHE_DIR") else root
+    # Created 0700; one owned by someone else or writable by others is not used: whoever can
+    # write there could plant entries (a rule turned from error into info).
+    return directory if private_directory(str(directory)) else None
+
+
+# An entry holds plain data as YAML gives it; anything else (a code object, bytes, a set), more
+# nodes or deeper nesting than this means a damaged or forged entry, which is a miss.
+_PLAIN = (str, int, float, bool, type(None))
+MAX_ENTRY_NODES = 4_000_000
+MAX_ENTRY_DEPTH = 200
+
+
+def is_plain(data: Any) -> bool:
+    """Whether data is dicts, lists and scalars only, within the node and depth bounds; walked
+    without recursion, so a deeply nested entry cannot overflow the stack."""
+    stack = [(data, 0)]
+    seen = 0
+    while stack:
+        value, depth = stack.pop()
+        seen += 1
+        if seen > MAX_ENTRY_NODES or depth > MAX_ENTRY_DEPTH:
+            return False
+        kind = type(value)
+        if kind is dict:
+            for key, item in value.items():
+                if type(key) not in _PLAIN:
+                    return False
+                stack.append((item, depth + 1))
+        elif kind is list:
+            stack.extend((item, depth + 1) for item in value)
+        elif kind not in _PLAIN:
+            return False
+    return True
 
 
 def _read_entry(key_file: Path, key: str) -> Any:
-    """The data stored under key, or _MISSING. Only a regular file is read (a FIFO or device
-    planted in the cache directory would block open() or read() forever), in one read, and only
-    an entry that names its own key is believed: a damaged or foreign entry is a miss, and the
-    caller rewrites it."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        fd = os.open(key_file, flags)
-    except OSError:
+    """The data stored under key, or _MISSING. The entry is read through
+    kvlint.cachefiles.read_private (no link followed, no FIFO or device opened, a regular file
+    of the user's own, bounded), in one read, and believed only when it names its own key and
+    holds plain data: a damaged, forged or foreign entry is a miss, and the caller rewrites it.
+    Whatever marshal makes of damaged bytes (a list claiming 2^31 items is a MemoryError) is a
+    miss too."""
+    raw = read_private(str(key_file), _MAX_ENTRY_BYTES)
+    if raw is None:
         return _MISSING
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_ENTRY_BYTES:
-            return _MISSING
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            stored = marshal.loads(handle.read())  # one read: load(handle) reads in small pieces
-    except (OSError, EOFError, ValueError, TypeError):
+        stored = marshal.loads(raw)
+    except Exception:  # noqa: BLE001 - EOFError, ValueError, TypeError, MemoryError, ...: a miss
         return _MISSING
-    finally:
-        os.close(fd)
-    if isinstance(stored, tuple) and len(stored) == 2 and stored[0] == key:
+    if type(stored) is tuple and len(stored) == 2 and stored[0] == key and is_plain(stored[1]):
         return stored[1]
     return _MISSING
 
@@ -80,18 +107,17 @@ def load_cached(path: Path, parse: Callable[[str], Any]) -> Any:
 
 
 def _store(key_file: Optional[Path], key: str, data: Any) -> None:
-    """Write atomically (a reader never sees half a file); any failure just skips the cache.
-    The entry holds its own key, so that a damaged or foreign file is never taken for it."""
-    if key_file is None:
+    """Write atomically and without following a link (kvlint.cachefiles.write_private); any
+    failure just skips the cache. The entry holds its own key, so that a damaged or foreign file
+    is never taken for it; data that is not plain is not stored (it could not be read back)."""
+    if key_file is None or not is_plain(data):
         return
     try:
-        key_file.parent.mkdir(parents=True, exist_ok=True)
-        temporary = key_file.with_suffix(f".{os.getpid()}.tmp")
-        with open(temporary, "wb") as handle:
-            marshal.dump((key, data), handle)
-        os.replace(temporary, key_file)  # also replaces a FIFO or a damaged entry
-    except (OSError, ValueError):
-        pass  # unmarshallable data or a read-only home: parse next time too
+        raw = marshal.dumps((key, data))
+    except (ValueError, TypeError):
+        return
+    if len(raw) <= _MAX_ENTRY_BYTES:
+        write_private(str(key_file), raw)
 
 
 def _stamp(path: Path) -> str:

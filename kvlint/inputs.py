@@ -87,6 +87,21 @@ def read_bounded(path: Union[str, os.PathLike[str]], limit: int = MAX_FILE_BYTES
         os.close(fd)
 
 
+def read_stdin(limit: int = MAX_FILE_BYTES) -> bytes:
+    """At most limit + 1 bytes of standard input. When stdin is a file (`kvlint convert - -o
+    d.yaml < d.yaml`), that file is recorded as read like any other input, so that
+    write_output refuses to replace it: the run would otherwise overwrite its own input."""
+    import sys
+
+    try:
+        info = os.fstat(0)
+    except OSError:
+        info = None
+    if info is not None and stat.S_ISREG(info.st_mode):
+        _READ_FILES[(info.st_dev, info.st_ino)] = "<stdin>"
+    return sys.stdin.buffer.read(limit + 1)
+
+
 def read_capped(path: Union[str, os.PathLike[str]], limit: int = MAX_FILE_BYTES) -> bytes:
     """read_bounded, and a file over the limit is an InputError ('larger than the N-byte limit')
     instead of a truncated read: for inputs that are parsed whole (configuration, rule files,

@@ -9,7 +9,6 @@ finding, never an exception.
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
@@ -17,7 +16,7 @@ import yaml
 
 from kvlint.pointer import escape as pointer_escape
 from kvlint.errors import UsageError  # noqa: F401 - read_input's callers catch it
-from kvlint.inputs import MAX_FILE_BYTES, InputError, files_read, read_bounded, special_kind  # noqa: F401 - re-exported
+from kvlint.inputs import MAX_FILE_BYTES, InputError, files_read, read_bounded, read_stdin, special_kind  # noqa: F401 - re-exported
 from kvlint.findings import Finding, Related, Span
 
 try:  # libyaml is much faster; fall back to the pure-Python parser when it is absent
@@ -567,9 +566,13 @@ def _next_content_lines(lines: List[str]) -> List[Optional[int]]:
     return following
 
 
-def unreadable(display: str, reason: str) -> LoadedFile:
-    """A file the run could not read, as a LoadedFile with one KV006 finding on it."""
-    finding = Finding(code="KV006", name="", severity="error", message=f"cannot read this file: {reason}", file=display)
+def unreadable(display: str, reason: str, skipped: bool = False) -> LoadedFile:
+    """A file the run could not read, as a LoadedFile with one KV006 finding on it; or, skipped,
+    one a walk did not read on purpose (a link out of the tree), with a KV208 info."""
+    if skipped:
+        finding = Finding(code="KV208", name="", severity="info", message=f"not checked: {reason}", file=display)
+    else:
+        finding = Finding(code="KV006", name="", severity="error", message=f"cannot read this file: {reason}", file=display)
     return LoadedFile(path=display, text="", findings=[finding])
 
 
@@ -581,5 +584,5 @@ def read_input(path: str) -> Tuple[str, bytes]:
     if reason:  # discovery already knows this path cannot be read (kvlint.pipeline.discovery)
         raise InputError(reason, file=path)
     if path == "-":
-        return "<stdin>", sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+        return "<stdin>", read_stdin(MAX_FILE_BYTES)
     return path, read_bounded(path)

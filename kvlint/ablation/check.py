@@ -138,9 +138,12 @@ def rebase_model_config(base: Dict[str, Any], base_dir: Path, ablation_dir: Path
     """model.config of a base loaded from another file is relative to that file: re-anchor it."""
     model = base.get("model")
     if isinstance(model, dict) and isinstance(model.get("config"), str) and not os.path.isabs(model["config"]):
-        target = (base_dir / model["config"]).resolve()
+        try:  # realpath, not Path.resolve(): a symbolic-link loop raises no RuntimeError there
+            target = os.path.realpath(base_dir / model["config"])
+        except (OSError, ValueError):  # a NUL in the path: left as written, KV209 says why
+            return
         try:
-            model["config"] = os.path.relpath(target, ablation_dir.resolve())
+            model["config"] = os.path.relpath(target, os.path.realpath(ablation_dir))
         except ValueError:  # another drive (Windows)
             model["config"] = str(target)
 

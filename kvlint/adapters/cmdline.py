@@ -271,6 +271,13 @@ def human_readable_int(value: str, allow_auto: bool = False) -> Optional[int]:
         return None
 
 
+# Bounds on one engine command (hostile input: 20k unknown flags, 220k repeated flags): past
+# MAX_ARGUMENTS the rest is not read (a not-checked info says so), and did-you-mean (difflib over
+# the flag table) runs for the first MAX_SUGGESTIONS unknown flags only.
+MAX_ARGUMENTS = 25_000
+MAX_SUGGESTIONS = 100
+
+
 class _Parser:
     def __init__(
         self,
@@ -286,7 +293,9 @@ class _Parser:
         self.engine = engine
         self.form = form
         self.argv = argv
-        self.args = list(argv[first:])
+        self.args = list(argv[first:MAX_ARGUMENTS + first])
+        self.cut = max(len(argv) - first - MAX_ARGUMENTS, 0)  # arguments past the bound, not read
+        self.unknown = 0  # unknown flags so far: did-you-mean only for the first MAX_SUGGESTIONS
         self.release = release
         self.env = env
         self.kubernetes = kubernetes
@@ -402,7 +411,8 @@ class _Parser:
                 )
                 return None
         if spec is None:
-            hint = flag_table.suggest(self.engine, written)
+            self.unknown += 1
+            hint = flag_table.suggest(self.engine, written) if self.unknown <= MAX_SUGGESTIONS else None
             certain = flag_table.unknown_is_certain(self.engine, self.release)
             self.problem(
                 "unknown-flag",
@@ -919,6 +929,13 @@ def parse_command(
         release, env or {}, kubernetes,
     )
     result = parser.run()
+    if parser.cut:
+        last = argv[-1].whole
+        result.problems.append(Problem(
+            problem_code("not-checked"), "not-checked",
+            f"kvlint stopped reading this command after {MAX_ARGUMENTS:,} arguments; the other "
+            f"{parser.cut:,} are not checked", last, "info",
+        ))
     _config_references(result, argv[invocation.first:], invocation.engine)
     return result
 

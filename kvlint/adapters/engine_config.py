@@ -26,6 +26,7 @@ keys, abbreviations and bad values are reported exactly as for flags.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Dict, List, Optional, Tuple
 
 from kvlint.findings import Span
@@ -235,16 +236,17 @@ def _convert(kind: str, value: Any) -> Any:
             return None
         try:
             number = int(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # .inf, .nan, a 5,000-digit string
             return None
         return number if number >= 1 else None
     if kind == "float":
         if isinstance(value, bool):
             return None
         try:
-            return float(value)
-        except (TypeError, ValueError):
+            number = float(value)
+        except (TypeError, ValueError, OverflowError):
             return None
+        return number if math.isfinite(number) else None  # .inf and .nan are no fraction
     return value
 
 

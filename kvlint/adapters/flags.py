@@ -573,7 +573,7 @@ def json_fields(engine: str, dest: str) -> List[Tuple[Tuple[str, ...], str]]:
     return _JSON_FIELDS.get(engine, {}).get(dest, [])
 
 
-_VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)(?:[.-]?(dev|a|b|rc|post)(\d*))?")
+_VERSION = re.compile(r"^v?(\d{1,18}(?:\.\d{1,18})*)(?:[.-]?(dev|a|b|rc|post)(\d{0,18}))?(?!\d)")
 _STAGE = {"dev": 0, "a": 1, "b": 2, "rc": 3, None: 4, "post": 5}
 
 

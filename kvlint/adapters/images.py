@@ -15,10 +15,12 @@ from typing import Optional, Tuple
 _FLOATING = frozenset({"latest", "nightly", "main", "dev", "stable", "edge", "master"})
 
 _VERSION_IN_TAG = re.compile(
-    r"^v?(?P<v>\d+\.\d+(?:\.\d+){0,2}(?:(?:rc|a|b|\.post|\.dev|post|dev)\d*)?)(?:$|[-_+])"
+    # at most 18 digits a component (docs/security.md): a longer one is no release, and int() of
+    # a 5,000-digit component raises ValueError further on
+    r"^v?(?P<v>\d{1,18}\.\d{1,18}(?:\.\d{1,18}){0,2}(?:(?:rc|a|b|\.post|\.dev|post|dev)\d{0,18})?)(?:$|[-_+])"
 )
 # rocm/vllm:rocm6.4.1_vllm_0.9.0.1_20250605 → 0.9.0.1
-_ROCM_VLLM = re.compile(r"_vllm_(?P<v>\d+(?:\.\d+){1,3})")
+_ROCM_VLLM = re.compile(r"_vllm_(?P<v>\d{1,18}(?:\.\d{1,18}){1,3})(?!\d)")
 
 
 @dataclass(frozen=True)

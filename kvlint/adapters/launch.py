@@ -160,6 +160,7 @@ class OffsetLocator(Locator):
 # Bounds on the work one file can cause (nested `sh -c` / `eval` levels, commands interpreted).
 MAX_NESTING = 8
 MAX_COMMANDS = 20_000
+MAX_LAUNCHES = 256  # engine commands of one file checked (60k made a run of ~40 s)
 
 # Programs that run their arguments as a command after some options of their own: name -> options
 # that take a value. (tini: https://github.com/krallin/tini#options; dumb-init --help; GNU
@@ -205,6 +206,7 @@ class ShellRunner:
         self.result = LaunchResult(shell_script=True)
         self.exported: Dict[str, Fact] = {}
         self.commands = 0
+        self.launches_cut = False  # the MAX_LAUNCHES note was made
 
     # -- scripts -------------------------------------------------------------------------------
     def run(self, text: str, locator: Locator, origin: str, state: ShellState, depth: int = 0) -> None:
@@ -387,6 +389,15 @@ class ShellRunner:
                            and shell_call(argv[i:]).script is not None), None)  # type: ignore[union-attr]
             if nested is not None:  # an unknown wrapper in front of `sh -c …`
                 self._launch(list(argv[nested:]), env, state, command, text, locator, where, depth + 1)
+            return
+        if len(self.result.launches) >= MAX_LAUNCHES:  # each is a workload checked in full
+            if not self.launches_cut:
+                self.launches_cut = True
+                self.result.problems.append(Problem(
+                    problem_code("not-checked"), "not-checked",
+                    f"kvlint checks the first {MAX_LAUNCHES} engine commands of a file; the others are not checked",
+                    argv[0].whole, "info",
+                ))
             return
         parsed = parse_command(argv, invocation, self.release_for(invocation.engine), variables)
         engine_env = dict(self.exported)

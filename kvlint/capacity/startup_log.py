@@ -29,7 +29,10 @@ import re
 from dataclasses import dataclass, fields
 from typing import Dict, List, Optional
 
-_NUM = r"([\d][\d,]*(?:\.\d+)?)"
+# A figure of at most 25 digits and commas (a longer one, as a hostile 400-digit token count, is
+# not a figure: float() would make it inf and int() raise), and no `.*` without a bound, so every
+# pattern is linear in a line's length, however long.
+_NUM = r"(\d[\d,]{0,24}(?:\.\d{1,12})?)(?!\d|,\d)"
 
 _PATTERNS = {
     "device_gib": re.compile(r"total_memory=" + _NUM + r"\s*GiB"),
@@ -41,9 +44,9 @@ _PATTERNS = {
     "kv_tokens": re.compile(r"GPU KV cache size: " + _NUM + r" tokens"),
 }
 _CONCURRENCY = re.compile(r"Maximum concurrency for " + _NUM + r" tokens per request: " + _NUM + r"x")
-_SGLANG_WEIGHTS = re.compile(r"Load weight end\..*?mem usage=" + _NUM + r"\s*GB")
+_SGLANG_WEIGHTS = re.compile(r"Load weight end\..{0,400}?mem usage=" + _NUM + r"\s*GB")
 _SGLANG_BEFORE = re.compile(r"Load weight begin\. avail mem=" + _NUM + r"\s*GB")
-_SGLANG_AFTER = re.compile(r"Load weight end\..*?avail mem=" + _NUM + r"\s*GB")
+_SGLANG_AFTER = re.compile(r"Load weight end\..{0,400}?avail mem=" + _NUM + r"\s*GB")
 _SGLANG_POOL = re.compile(r"KV Cache is allocated\. #tokens: " + _NUM + r", K size: " + _NUM
                           + r"\s*GB, V size: " + _NUM + r"\s*GB")
 _SGLANG_TOKENS = re.compile(r"max_total_num_tokens=" + _NUM)

@@ -41,6 +41,8 @@ MAX_METADATA_KEYS = 1 << 16  # real files carry a few dozen
 MAX_KEY_BYTES = 65535  # llama.cpp's gguf.cpp: key length fits a uint16 in practice
 MAX_ARRAY_DEPTH = 4
 MAX_KEPT_ARRAY = 1 << 16  # arrays kvlint keeps (per-layer values); longer ones are only skipped
+MAX_NESTED_ARRAYS = 1 << 16  # arrays inside arrays in one file (llama.cpp writes none): each is a Python call
+MAX_SHOWN_KEY = 120  # characters of a key quoted in a message (a key may be 64 KiB)
 
 # GGUF value types (docs/gguf.md, `enum gguf_metadata_value_type`).
 _UINT8, _INT8, _UINT16, _INT16, _UINT32, _INT32, _FLOAT32, _BOOL, _STRING, _ARRAY, _UINT64, _INT64, _FLOAT64 = range(13)
@@ -108,6 +110,7 @@ class _Cursor:
     def __init__(self, data: bytes, where: str, order: str) -> None:
         self.data = memoryview(data)
         self.pos = 0
+        self.nested = 0  # arrays met inside arrays, bounded by MAX_NESTED_ARRAYS
         self.where = where
         self.order = "<" if order == "little" else ">"
         self.truncated_by_cap = len(data) > MAX_HEADER_BYTES
@@ -158,6 +161,10 @@ class _Cursor:
             raise self.fail(f"key {key!r} has unknown value type {vtype}")
         if depth >= MAX_ARRAY_DEPTH:
             raise self.fail(f"key {key!r} nests arrays more than {MAX_ARRAY_DEPTH} deep")
+        if depth:
+            self.nested += 1
+            if self.nested > MAX_NESTED_ARRAYS:
+                raise self.fail(f"it holds more than {MAX_NESTED_ARRAYS:,} arrays inside arrays")
         item_type = self.u32(f"the item type of {key!r}")
         count = self.u64(f"the length of {key!r}")
         if item_type in _SCALARS:
@@ -222,10 +229,13 @@ def parse_gguf(data: bytes, where: str) -> GGUFHeader:
     skipped: Dict[str, int] = {}
     for index in range(kv_count):
         key = cursor.string(f"the name of metadata key {index}", limit=MAX_KEY_BYTES)
-        vtype = cursor.u32(f"the type of {key!r}")
-        value, skipped_length = cursor.value(vtype, key)
+        # messages quote the key cut short: a 64 KiB key repeated in every message built for
+        # a million nested arrays was gigabytes of copying
+        shown = key if len(key) <= MAX_SHOWN_KEY else f"{key[:MAX_SHOWN_KEY // 2]}...{key[-MAX_SHOWN_KEY // 4:]}"
+        vtype = cursor.u32(f"the type of {shown!r}")
+        value, skipped_length = cursor.value(vtype, shown)
         if key in metadata or key in skipped:
-            raise cursor.fail(f"metadata key {key!r} appears twice")
+            raise cursor.fail(f"metadata key {shown!r} appears twice")
         if skipped_length is not None:
             skipped[key] = skipped_length
         else:

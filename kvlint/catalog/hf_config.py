@@ -532,7 +532,9 @@ def manifest_geometry_overrides(
         value = geometry.get(key)
         return None if value is None else _positive_int(value, f"model.geometry.{key}", name)
 
-    num_layers = number("num_layers") if given("num_layers") else None
+    # bounded like a config.json's num_hidden_layers, before anything is built per layer
+    num_layers = (_positive_int(geometry["num_layers"], "model.geometry.num_layers", name, MAX_CONFIG_LAYERS)
+                  if given("num_layers") and geometry["num_layers"] is not None else None)
     if num_layers is None:
         if base is None:
             raise ConfigError(f"{name}: model.geometry needs num_layers (no catalog entry or config.json)")

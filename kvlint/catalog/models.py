@@ -20,7 +20,7 @@ from kvlint.catalog.gpus import (
     read_entry_file,
 )
 from kvlint.errors import CatalogError
-from kvlint.catalog.hf_config import ConfigError, attention_kind, build_layers, expand_pattern
+from kvlint.catalog.hf_config import MAX_CONFIG_LAYERS, ConfigError, attention_kind, build_layers, expand_pattern
 from kvlint.deployment import AttentionKind, ModelGeometry
 from kvlint.resources import catalog_dir
 from kvlint.catalog.index import build_alias_index
@@ -233,6 +233,8 @@ def _entry(data: Mapping[str, Any], file: str) -> ModelEntry:
     if not data.get("sources"):
         raise CatalogError(f"{model_id}: at least one source is required", file)
     num_layers = _int_or_none(data, "num_layers", where)
+    if num_layers is not None and num_layers > MAX_CONFIG_LAYERS:  # bound before any per-layer list
+        raise CatalogError(f"{model_id}: num_layers is {num_layers:,}, more than the {MAX_CONFIG_LAYERS:,} kvlint accepts", file)
     num_heads = _int_or_none(data, "num_attention_heads", where)
     if num_layers is None or num_heads is None:
         raise CatalogError(f"{model_id}: num_layers and num_attention_heads are required", file)

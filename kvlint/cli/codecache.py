@@ -24,14 +24,17 @@ import dataclasses
 import marshal
 import os
 import sys
+import zlib
 from contextlib import contextmanager
 from types import CodeType
 from typing import Dict, Iterator, Optional
 
+from kvlint.cachefiles import private_directory, read_private, write_private
+
 # A kvlint upgrade adds the sources of its changed classes; past this many entries the table is
 # rewritten with only the entries of the run that writes it.
 MAX_ENTRIES = 4096
-_HEADER = f"kvlint dataclass methods\0{sys.version}\0{sys.implementation.cache_tag}"
+_HEADER = f"kvlint dataclass methods 2\0{sys.version}\0{sys.implementation.cache_tag}"
 
 
 def table_path() -> Optional[str]:
@@ -47,31 +50,52 @@ def table_path() -> Optional[str]:
     return os.path.join(package, "__pycache__", name)
 
 
+# The table's directory may be root's (a system-wide install), as Python's own bytecode is.
+_OWNERS = (0,)
+MAX_TABLE_BYTES = 16 * 1024 * 1024  # kvlint's ~350 methods take ~1 MiB
+
+
+def _check(source: str) -> int:
+    return zlib.crc32(source.encode("utf-8", "surrogatepass"))
+
+
 def _read(path: str) -> Dict[str, CodeType]:
-    try:
-        with open(path, "rb") as handle:
-            stored = marshal.loads(handle.read())
-    except (OSError, EOFError, ValueError, TypeError):
+    """The table, or {} when it is absent, a link, not a regular file of the user's (or root's),
+    too large, or damaged (kvlint.cachefiles.read_private). Each entry stores the checksum of its
+    own source with its code: an entry whose code belongs to another source (entries swapped)
+    is dropped and compiled afresh."""
+    if not private_directory(os.path.dirname(path), create=False, owners=_OWNERS):
         return {}
-    if isinstance(stored, tuple) and len(stored) == 2 and stored[0] == _HEADER and isinstance(stored[1], dict):
-        return stored[1]
-    return {}
+    raw = read_private(path, MAX_TABLE_BYTES, owners=_OWNERS)
+    if raw is None:
+        return {}
+    try:
+        stored = marshal.loads(raw)
+    except Exception:  # noqa: BLE001 - EOFError, ValueError, MemoryError, ...: no table
+        return {}
+    if not (type(stored) is tuple and len(stored) == 2 and stored[0] == _HEADER and type(stored[1]) is dict):
+        return {}
+    table: Dict[str, CodeType] = {}
+    for source, entry in list(stored[1].items())[:MAX_ENTRIES]:
+        if (type(source) is str and type(entry) is tuple and len(entry) == 2 and type(entry[1]) is CodeType
+                and entry[0] == _check(source)):
+            table[source] = entry[1]
+    return table
 
 
 def _write(path: str, table: Dict[str, CodeType]) -> None:
+    """Atomically and without following a link (kvlint.cachefiles.write_private), into a
+    directory only the user (or root) may write; any failure skips the table."""
     if sys.dont_write_bytecode:
         return
-    temporary = f"{path}.{os.getpid()}.tmp"
+    directory = os.path.dirname(path)
+    if not private_directory(directory, create=True, owners=_OWNERS):
+        return
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(temporary, "wb") as handle:
-            handle.write(marshal.dumps((_HEADER, table)))
-        os.replace(temporary, path)
-    except (OSError, ValueError):
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
+        raw = marshal.dumps((_HEADER, {source: (_check(source), code) for source, code in table.items()}))
+    except (ValueError, TypeError):
+        return
+    write_private(path, raw)
 
 
 def _is_kvlint(namespace: object) -> bool:

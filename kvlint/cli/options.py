@@ -147,7 +147,10 @@ def _refuse_if_input(output_file: str) -> None:
     if info is not None:
         read = files_read().get((info.st_dev, info.st_ino))
         if read is not None:
-            same = "" if os.path.abspath(read) == os.path.abspath(output_file) else f" (the same file as {read})"
+            if read == "<stdin>":
+                same = " (through standard input)"
+            else:
+                same = "" if os.path.abspath(read) == os.path.abspath(output_file) else f" (the same file as {read})"
             raise UsageError(f"{output_file} is a file this run reads{same}; kvlint never writes onto its input")
     target = os.path.realpath(output_file)
     for directory, configured in data_directories().items():

@@ -12,7 +12,7 @@ from kvlint import pointer as json_pointer
 from kvlint.analysis import CheckContext
 from kvlint.findings import COULD_NOT_RUN, Finding, severity_rank
 from kvlint.load import InputError, LoadedFile, read_input, unreadable
-from kvlint.pipeline.discovery import discover_files, display_path
+from kvlint.pipeline.discovery import LinkOut, discover_files, display_path
 from kvlint.pipeline.documents import analyze_document
 from kvlint.pipeline.native import NativeFile, covered_by_missing, given_despite_unread, load_source, native_terms
 from kvlint.pipeline.selection import per_file_ignored
@@ -83,7 +83,7 @@ def run_check(paths: Sequence[str], context: CheckContext) -> CheckResult:
             display, raw = read_input(path)
         except InputError as error:  # unreadable, vanished, a FIFO or device: KV006, the run goes on
             display = display_path(str(path), context.display_root)
-            source = NativeFile(format="kvlint", loaded=unreadable(display, error.message))
+            source = NativeFile(format="kvlint", loaded=unreadable(display, error.message, isinstance(path, LinkOut)))
         else:
             display = display_path(display, context.display_root)
             source = load_source(raw, display, path, context.config)

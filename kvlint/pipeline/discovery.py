@@ -36,6 +36,16 @@ class Unreadable(str):
         return made
 
 
+class LinkOut(Unreadable):
+    """A file met in a directory walk that is a symbolic link to a file outside the walked
+    directory and the project: not read (its content is never printed), and reported as a KV208
+    info on the link, as a fact kvlint looked for on its own (docs/security.md)."""
+
+
+def _inside(target: str, roots: Sequence[str]) -> bool:
+    return any(target == root or target.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
 def _stat_problem(path: Path) -> str:
     """Why a path met in a walk cannot be read, or "" when it is a regular file."""
     try:
@@ -53,7 +63,7 @@ def excluded(path: Path, patterns: Sequence[str], root: Path) -> bool:
         return False
     try:
         relative = path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
+    except (ValueError, RuntimeError, OSError):  # outside; or a link loop (3.11)
         relative = path.as_posix()
     candidates = {relative, path.name, path.as_posix()}
     for pattern in patterns:
@@ -71,7 +81,7 @@ def discover_files(paths: Sequence[str], config: Config) -> List[str]:
     found: List[str] = []
     # The configured rules-dir and catalog-dir hold rule and catalog files, not manifests (a rule
     # file's examples embed manifests): a walk does not enter them.
-    data_dirs = {Path(d).resolve() for d in (*config.rules_dirs, *config.catalog_dirs)}
+    data_dirs = {Path(os.path.realpath(d)) for d in (*config.rules_dirs, *config.catalog_dirs)}
     for raw in paths:
         if raw == "-":
             found.append("-")
@@ -94,6 +104,7 @@ def discover_files(paths: Sequence[str], config: Config) -> List[str]:
         # Patterns that do not match the named directory still prune what lies below it.
         exclude = tuple(p for p in config.exclude if not excluded(path, (p,), config.root))
         walk_errors: List[OSError] = []
+        roots = [os.path.realpath(path), os.path.realpath(config.root)]
         for directory, subdirs, files in os.walk(path, onerror=walk_errors.append):
             while walk_errors:  # a directory that cannot be listed: a finding on it
                 error = walk_errors.pop(0)
@@ -104,13 +115,18 @@ def discover_files(paths: Sequence[str], config: Config) -> List[str]:
                 if d not in SKIP_DIRS
                 and not d.startswith(".")
                 and not excluded(Path(directory) / d, exclude, config.root)
-                and (Path(directory) / d).resolve() not in data_dirs
+                and Path(os.path.realpath(Path(directory) / d)) not in data_dirs
             )
             for name in sorted(files):
                 candidate = Path(directory) / name
                 if not name.endswith(MANIFEST_SUFFIXES) and not (config.native_formats and maybe_native(name)):
                     continue
                 if excluded(candidate, exclude, config.root):
+                    continue
+                if os.path.islink(candidate) and not _inside(os.path.realpath(candidate), roots):
+                    found.append(LinkOut(str(candidate), "a symbolic link to a file outside the directory "
+                                         "kvlint walked and the project; kvlint does not follow it (name the "
+                                         "file itself to check it)"))
                     continue
                 problem = _stat_problem(candidate)
                 if problem:
@@ -146,5 +162,5 @@ def display_path(path: str, root: Path) -> str:
         if os.path.islink(path) and not os.path.exists(path):  # dangling: name the link, not its target
             return (Path(path).parent.resolve() / Path(path).name).relative_to(root.resolve()).as_posix()
         return Path(path).resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
+    except (ValueError, RuntimeError, OSError):  # outside; or a link loop (3.11)
         return Path(path).as_posix()

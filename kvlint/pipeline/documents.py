@@ -22,7 +22,7 @@ from kvlint.analysis import (
 from kvlint.config import Config
 from kvlint.findings import Finding
 from kvlint.load import Document, InputError, read_input, unreadable
-from kvlint.pipeline.discovery import discover_files, display_path
+from kvlint.pipeline.discovery import LinkOut, discover_files, display_path
 from kvlint.pipeline.native import covered_by_missing, load_source
 from kvlint.pipeline.paths import contain_paths, path_problem
 from kvlint.schema import finite_only, non_finite, validate_document
@@ -106,6 +106,8 @@ def deployment_analyses(paths: Sequence[str], config: Config) -> Tuple[List[Anal
         try:
             display, raw = read_input(path)
         except InputError as error:
+            if isinstance(path, LinkOut):  # a link out of the walked tree: not read, not a problem
+                continue
             problems.append(unreadable(display_path(str(path), Path.cwd()), error.message).findings[0].one_line())
             continue
         source = load_source(raw, display_path(display, Path.cwd()), path, config)

@@ -81,7 +81,7 @@ def configured_defaults(path: str, config: Config) -> Tuple[Optional[str], Dict[
         return None, {}
     try:
         relative = Path(path).resolve().relative_to(config.root.resolve()).as_posix()
-    except ValueError:
+    except (ValueError, RuntimeError, OSError):  # outside; or a link loop (3.11)
         relative = Path(path).as_posix()
     for pattern, facts in config.defaults:
         if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(Path(path).name, pattern):

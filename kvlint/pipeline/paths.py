@@ -34,21 +34,33 @@ def project_root(config: Config) -> Tuple[Path, str]:
     return here, "the current directory"
 
 
-def _inside(target: Path, roots: Sequence[Path]) -> bool:
-    return any(target == root or root in target.parents for root in roots)
+def resolved(path: Any) -> Optional[Path]:
+    """The real path of path, or None when it has none (a NUL in it, a name too long). Unlike
+    Path.resolve() on Python 3.11, a symbolic-link loop does not raise (RuntimeError): its last
+    component stays unresolved, and reading it later fails with the system's reason."""
+    try:
+        return Path(os.path.realpath(path))
+    except (OSError, ValueError, RuntimeError):
+        return None
+
+
+def _inside(target: Optional[Path], roots: Sequence[Path]) -> bool:
+    return target is not None and any(target == root or root in target.parents for root in roots)
 
 
 def path_problem(written: str, manifest: Optional[Path], config: Config) -> Optional[str]:
     """Why a path written in a manifest may not be read, or None when it may. The message names
     no resolved path: findings never reveal where the CI machine keeps things."""
     root, how = project_root(config)
-    extra = [Path(entry).resolve() for entry in config.allowed_roots]
+    extra = [r for r in (resolved(entry) for entry in config.allowed_roots) if r is not None]
+    if "\0" in written:
+        return f"{written!r} is not a path (it holds a NUL character)"
     if os.path.isabs(written):
-        if _inside(Path(written).resolve(), extra):
+        if _inside(resolved(written), extra):
             return None
         return f"{written!r} is an absolute path; write it relative to the manifest, inside the project"
     base = manifest.parent if manifest is not None else Path.cwd()
-    if _inside((base / written).resolve(), [root, *extra]):
+    if _inside(resolved(base / written), [root, *extra]):
         return None
     return f"{written!r} leads outside the project ({how})"
 

@@ -21,7 +21,7 @@ def per_file_ignored(path: str, config: Config, rulebook: Rulebook) -> Set[str]:
         return set()
     try:
         relative = Path(path).resolve().relative_to(config.root.resolve()).as_posix()
-    except ValueError:
+    except (ValueError, RuntimeError, OSError):  # outside; or a link loop (3.11)
         relative = Path(path).as_posix()
     ignored: Set[str] = set()
     for pattern, selectors in config.per_file_ignores:

@@ -1,0 +1,363 @@
+"""Hostile input, round two (issue 24): the native adapters, caches and symbolic links.
+
+One test per bullet of the issue. Each runs the real command in a subprocess under a timeout
+(TIMEOUT_S, a guard against hangs, not a speed claim) and an address-space limit, and checks the
+exit code, the finding or error, that no traceback is printed and that no input changed. Large
+inputs are generated at run time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import marshal
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+import pytest
+
+from conftest import REPO_ROOT, VALID_MANIFEST
+
+TIMEOUT_S = 20
+MEMORY_LIMIT = 2 * 1024 ** 3  # address space of a run: a MemoryError instead of swapping the CI machine
+posix_only = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="links, FIFOs and owners are POSIX")
+
+
+def _limit_memory() -> None:  # pragma: no cover - runs in the child
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def kvlint(args: Sequence[str], cwd: Path, env: Optional[Dict[str, str]] = None, stdin=subprocess.DEVNULL,
+           cache: Optional[Path] = None) -> subprocess.CompletedProcess:
+    environment = dict(os.environ)
+    for name in ("GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS", "KVLINT_CACHE_DIR"):
+        environment.pop(name, None)
+    environment["PYTHONPATH"] = str(REPO_ROOT)
+    if cache is None:
+        environment["KVLINT_NO_CACHE"] = "1"
+    else:
+        environment.pop("KVLINT_NO_CACHE", None)
+        environment["KVLINT_CACHE_DIR"] = str(cache)
+    environment.update(env or {})
+    completed = subprocess.run(
+        [sys.executable, "-m", "kvlint", *args], cwd=cwd, env=environment, capture_output=True, text=True,
+        timeout=TIMEOUT_S, stdin=stdin, preexec_fn=_limit_memory if hasattr(os, "fork") else None,
+    )
+    assert "Traceback" not in completed.stderr + completed.stdout, completed.stderr
+    assert "internal error" not in completed.stderr, completed.stderr
+    return completed
+
+
+def digest(root: Path) -> Dict[str, str]:
+    out = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            out[str(path.relative_to(root))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def diagnostics(completed: subprocess.CompletedProcess) -> List[dict]:
+    return json.loads(completed.stdout)["diagnostics"]
+
+
+def codes(completed: subprocess.CompletedProcess) -> List[str]:
+    return [d["code"] for d in diagnostics(completed)]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "kvlint.toml").write_text("# defaults\n", encoding="utf-8")
+    (root / "deploy.yaml").write_text(VALID_MANIFEST, encoding="utf-8")
+    return root
+
+
+K8S = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llama
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.19.1
+          args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--kv-cache-dtype", "fp8"]
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+"""
+
+
+# --- Data loss ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["convert", "-"], ["check", "-"], ["capacity", "-"]])
+def test_stdin_is_never_overwritten_by_the_output_file(project: Path, command: List[str]):
+    source = project / ("d.yaml" if command[0] != "convert" else "k8s.yaml")
+    source.write_text(VALID_MANIFEST if command[0] != "convert" else K8S, encoding="utf-8")
+    before = digest(project)
+    with open(source, "rb") as handle:
+        completed = kvlint([*command, "-o", source.name], project, stdin=handle)
+    assert completed.returncode == 2
+    assert "standard input" in completed.stderr and "never writes onto its input" in completed.stderr
+    assert digest(project) == before
+
+
+@posix_only
+def test_cache_writes_never_follow_planted_symlinks(project: Path, tmp_path: Path):
+    cache = tmp_path / "cache"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    # A link under every name the old code wrote through (<entry>.<pid>.tmp for a range of pids is
+    # not plantable in a test, so: the entries themselves and a stray .tmp) must stay untouched.
+    first = kvlint(["check", "deploy.yaml", "--output-format", "json"], project, cache=cache)
+    assert first.returncode == 0
+    entries = sorted(p for p in cache.iterdir() if p.suffix == ".marshal")
+    assert entries and stat.S_IMODE(cache.stat().st_mode) == 0o700
+    for entry in entries:
+        entry.unlink()
+        entry.symlink_to(victim)
+    second = kvlint(["check", "deploy.yaml", "--output-format", "json"], project, cache=cache)
+    assert second.returncode == 0 and diagnostics(second) == diagnostics(first)
+    assert victim.read_text() == "precious\n"
+    assert all(not p.is_symlink() and p.is_file() for p in entries)  # replaced by real entries
+    assert not [p for p in cache.iterdir() if p.name.endswith(".tmp")]
+
+
+@posix_only
+def test_code_table_write_replaces_a_planted_link_instead_of_following_it(tmp_path: Path, monkeypatch):
+    from kvlint.cli import codecache
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    table = tmp_path / "pycache" / "dataclass-methods.marshal"
+    table.parent.mkdir(mode=0o700)
+    table.symlink_to(victim)
+    assert codecache._read(str(table)) == {}  # a link is not read
+    codecache._write(str(table), {"x = 1\n": compile("x = 1\n", "<string>", "exec")})
+    assert victim.read_text() == "precious\n"
+    assert not table.is_symlink() and set(codecache._read(str(table))) == {"x = 1\n"}
+    assert [p.name for p in table.parent.iterdir()] == [table.name]  # no temporary left behind
+
+
+# --- Reads outside the tree ------------------------------------------------------------------
+
+
+@posix_only
+def test_walk_does_not_follow_links_out_of_the_tree(project: Path, tmp_path: Path):
+    outside = tmp_path / "outside"
+    (outside / "more").mkdir(parents=True)
+    script = "#!/bin/sh\nvllm serve meta-llama/Llama-3.1-8B-Instruct --api-key SECRET123 --kv-cache-dtype fp8\n"
+    (outside / "script.sh").write_text(script)
+    (outside / "more" / "run.sh").write_text(script)
+    (outside / "m.yaml").write_text(VALID_MANIFEST.replace("kv_cache:\n  dtype: auto", "kv_cache:\n  dtype: SECRET123"))
+    deploy = project / "deploy"
+    deploy.mkdir()
+    (deploy / "run.sh").symlink_to("../../outside/script.sh")
+    (deploy / "linked.yaml").symlink_to(outside / "m.yaml")
+    (deploy / "dir").symlink_to(outside / "more", target_is_directory=True)
+    inside = deploy / "inside.yaml"
+    inside.symlink_to(project / "deploy.yaml")  # a link inside the project is read as usual
+    for fmt in ("json", "full", "github"):
+        completed = kvlint(["check", ".", "--output-format", fmt], project)
+        assert "SECRET123" not in completed.stdout + completed.stderr
+        assert str(tmp_path) not in completed.stdout + completed.stderr  # shown relative to the project
+        assert completed.returncode == 0
+    found = diagnostics(kvlint(["check", ".", "--output-format", "json"], project))
+    assert sorted((d["file"], d["code"], d["severity"]) for d in found) == [
+        ("deploy/linked.yaml", "KV208", "info"), ("deploy/run.sh", "KV208", "info")]
+    capacity = kvlint(["capacity", "."], project)
+    assert capacity.returncode == 0 and "SECRET123" not in capacity.stdout + capacity.stderr
+
+
+# --- Crashes: each a finding or one clean line, never an internal error ----------------------
+
+
+@posix_only
+@pytest.mark.parametrize("kind", ["loop", "nul", "long"])
+def test_bad_config_path_is_one_clean_error(project: Path, kind: str):
+    if kind == "loop":
+        (project / "loop.toml").symlink_to("loop.toml")
+        name = "loop.toml"
+    elif kind == "nul":
+        (project / "nul.toml").write_text("select = [\"ALL\"]\0\n")  # a NUL in the file (argv cannot hold one)
+        name = "nul.toml"
+    else:
+        name = "c" * 5000
+    before = digest(project)
+    completed = kvlint(["check", "--config", name, "deploy.yaml"], project)
+    assert completed.returncode == 2
+    assert completed.stderr.startswith("kvlint: error: ") and completed.stderr.count("\n") == 1
+    assert len(completed.stderr) < 1000  # the 5,000-character name is cut
+    assert digest(project) == before
+
+
+def _manifest_with(**model: str) -> str:
+    extra = "".join(f"  {key}: {value}\n" for key, value in model.items())
+    return VALID_MANIFEST.replace("  name: meta-llama/Llama-3.1-8B-Instruct\n",
+                                  "  name: meta-llama/Llama-3.1-8B-Instruct\n" + extra)
+
+
+@posix_only
+def test_llamacpp_model_file_that_is_a_link_loop_is_a_finding(project: Path):
+    (project / "loop.gguf").symlink_to("loop.gguf")
+    (project / "run.sh").write_text("#!/bin/sh\nllama-server -m loop.gguf -c 4096\n")
+    completed = kvlint(["check", "run.sh", "--output-format", "json"], project)
+    assert completed.returncode in (0, 1)
+    assert any(d["code"] == "KV203" and "loop.gguf" in d["message"] for d in diagnostics(completed))
+
+
+def test_nul_in_a_model_name_is_a_finding(project: Path):
+    (project / "nul.json").write_text(json.dumps(json.loads(json.dumps({
+        "apiVersion": "kvlint/v1", "kind": "Deployment", "metadata": {"name": "x"},
+        "engine": {"name": "vllm", "version": "0.19.1"}, "hardware": {"gpu": "H100-SXM-80GB"},
+        "model": {"name": "meta\0llama"}, "kv_cache": {"dtype": "auto"}}))))
+    completed = kvlint(["check", "nul.json", "--output-format", "full"], project)
+    assert completed.returncode in (0, 1) and "KV203" in completed.stdout and "\0" not in completed.stdout
+    assert "meta\\x00llama" in completed.stdout
+
+
+def test_from_log_with_a_400_digit_token_count(project: Path):
+    (project / "big.log").write_text("GPU KV cache size: " + "9" * 400 + " tokens\nmax_total_num_tokens=" + "9" * 400 + "\n")
+    completed = kvlint(["capacity", "deploy.yaml", "--from-log", "big.log"], project)
+    assert completed.returncode == 0
+    assert "none of the capacity lines" in completed.stdout
+
+
+def test_trtllm_options_with_infinities_are_findings(project: Path):
+    (project / "trt.yaml").write_text(
+        "max_batch_size: .inf\nmax_seq_len: .nan\nkv_cache_config:\n  free_gpu_memory_fraction: .inf\n  dtype: fp8\n")
+    completed = kvlint(["check", "trt.yaml", "--output-format", "json"], project)
+    assert completed.returncode == 1
+    found = codes(completed)
+    assert "KV005" not in found and found.count("KV320") == 3
+
+
+def test_image_tag_with_a_5000_digit_version_is_a_finding(project: Path):
+    (project / "k8s.yaml").write_text(K8S.replace("v0.19.1", "v0." + "9" * 5000 + ".1"))
+    completed = kvlint(["check", "k8s.yaml", "--output-format", "json"], project)
+    assert completed.returncode in (0, 1)
+    found = diagnostics(completed)
+    assert "KV005" not in codes(completed)
+    assert any(d["code"] == "KV207" and "characters cut" in d["message"] for d in found)
+
+
+@posix_only
+@pytest.mark.parametrize("where", ["model.config", "ablation base", "base's model.config"])
+def test_link_loop_as_model_config_or_ablation_base(project: Path, where: str):
+    (project / "loop").symlink_to("loop")
+    if where == "model.config":
+        (project / "m.yaml").write_text(_manifest_with(config="loop/config.json"))
+    else:
+        base = "loop/base.yaml" if where == "ablation base" else "m2.yaml"
+        (project / "m2.yaml").write_text(_manifest_with(config="loop/config.json"))
+        (project / "m.yaml").write_text(
+            "apiVersion: kvlint/v1\nkind: Ablation\nmetadata:\n  name: a\nbase: " + base
+            + "\nvariants:\n  - name: v1\n    overrides:\n      kv_cache:\n        dtype: fp8\n")
+    for command in (["check", "m.yaml", "--output-format", "json"], ["capacity", "m.yaml"]):
+        completed = kvlint(command, project)
+        assert completed.returncode in (0, 1), completed.stderr
+        assert str(project) not in completed.stdout + completed.stderr  # no absolute machine path
+    if where == "ablation base":
+        assert "KV703" in codes(kvlint(["check", "m.yaml", "--output-format", "json"], project))
+
+
+# --- Unbounded work: bounded before expanding --------------------------------------------------
+
+
+def test_manifest_geometry_with_a_billion_layers_is_a_finding(project: Path):
+    (project / "geo.yaml").write_text(VALID_MANIFEST.replace(
+        "meta-llama/Llama-3.1-8B-Instruct", "custom/x\n  geometry:\n    num_layers: 1000000000\n"
+        "    num_attention_heads: 32\n    num_kv_heads: 8\n    head_dim: 128\n    hidden_size: 4096"))
+    completed = kvlint(["check", "geo.yaml", "--output-format", "json"], project)
+    assert completed.returncode == 1
+    assert any("more than the 10,000" in d["message"] for d in diagnostics(completed))
+    assert kvlint(["capacity", "geo.yaml"], project).returncode == 1
+
+
+def test_catalog_model_with_a_billion_layers_is_a_configuration_error(project: Path):
+    catalog = project / "catalog"
+    catalog.mkdir()
+    text = (REPO_ROOT / "examples" / "org" / "catalog" / "models.yaml").read_text()
+    (catalog / "models.yaml").write_text(text.replace("num_layers: 32", "num_layers: 1000000000", 1))
+    (project / "kvlint.toml").write_text('catalog-dir = ["catalog"]\n')
+    (project / "acme.yaml").write_text(VALID_MANIFEST.replace("meta-llama/Llama-3.1-8B-Instruct", "acme/llama-8b-ft"))
+    completed = kvlint(["check", "acme.yaml"], project)
+    assert completed.returncode == 2 and completed.stderr.count("\n") == 1
+
+
+def test_gguf_with_a_64k_key_and_a_million_nested_arrays_is_refused_quickly():
+    import struct
+
+    from kvlint.catalog.gguf import GGUFError, parse_gguf
+
+    key = b"k" * 65535
+    data = (b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", len(key)) + key + struct.pack("<I", 9)
+            + struct.pack("<IQ", 9, 1_000_000) + struct.pack("<IQ", 0, 0) * 1_000_000)
+    with pytest.raises(GGUFError, match="arrays inside arrays") as raised:
+        parse_gguf(data, "x.gguf")
+    assert len(str(raised.value)) < 400  # the key is quoted cut short
+
+
+@pytest.mark.parametrize("case", ["commands", "sh -c", "unknown flags", "repeated flags"])
+def test_shell_input_is_bounded(project: Path, case: str):
+    command = "vllm serve m --max-model-len 4096\n"
+    text = {
+        "commands": command * 60_000,
+        "sh -c": "sh -c '" + command.replace("\n", "; ") * 60_000 + "'\n",
+        "unknown flags": "vllm serve m " + " ".join(f"--unknown-flag-{i} {i}" for i in range(20_000)) + "\n",
+        "repeated flags": "vllm serve m " + "--max-model-len 1 " * 220_000 + "\n",
+    }[case]
+    (project / "run.sh").write_text("#!/bin/sh\n" + text)
+    completed = kvlint(["check", "run.sh", "--output-format", "json"], project)
+    assert completed.returncode in (0, 1)
+    found = diagnostics(completed)
+    assert len(found) < 15_000
+    assert any(d["code"] == "KV208" and ("stopped reading" in d["message"] or "first 256" in d["message"])
+               for d in found)
+
+
+def test_from_log_patterns_are_linear_on_a_1mb_line(project: Path):
+    (project / "long.log").write_text("Load weight end." * 65_000 + "\n" + "Load weight end. avail mem=" * 38_000 + "\n")
+    completed = kvlint(["capacity", "deploy.yaml", "--from-log", "long.log"], project)
+    assert completed.returncode == 0
+
+
+# --- Caches: a bad entry costs only speed -------------------------------------------------------
+
+
+@posix_only
+@pytest.mark.parametrize("damage", ["huge list", "fifo", "dev zero", "wrong type", "foreign dir"])
+def test_a_corrupt_cache_entry_costs_only_speed(project: Path, tmp_path: Path, damage: str):
+    cache = tmp_path / "cache"
+    first = kvlint(["check", "deploy.yaml", "--output-format", "json"], project, cache=cache)
+    entries = sorted(p for p in cache.iterdir() if p.suffix == ".marshal")
+    for entry in entries:
+        entry.unlink()
+        if damage == "huge list":  # marshal list of 2^31 items, then nothing
+            entry.write_bytes(b"\xa9\x02" + b"[" + (1 << 31).to_bytes(4, "little"))
+        elif damage == "fifo":
+            os.mkfifo(entry)
+        elif damage == "dev zero":
+            entry.symlink_to("/dev/zero")
+        elif damage == "wrong type":
+            key = marshal.loads(marshal.dumps("x"))  # right shape, wrong key and data
+            entry.write_bytes(marshal.dumps((key, compile("1", "<x>", "eval"))))
+        else:
+            entry.write_bytes(marshal.dumps(("forged", {"code": "KV999"})))
+    if damage == "foreign dir":
+        cache.chmod(0o777)  # group/world-writable: not used at all
+    second = kvlint(["check", "deploy.yaml", "--output-format", "json"], project, cache=cache)
+    assert second.returncode == first.returncode and diagnostics(second) == diagnostics(first)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from kvlint.adapters.cmdline import Arg
 from kvlint.adapters.shell import Word
@@ -60,6 +60,11 @@ class ShellState:
     variables: Dict[str, Value] = field(default_factory=dict)
     positional: Optional[Tuple[Arg, ...]] = ()
     name: str = "sh"
+    exported: Set[str] = field(default_factory=set)  # what a child process (`bash -c`) inherits
+
+    def environment(self) -> Dict[str, Value]:
+        """The variables a child shell starts with: the exported scalars."""
+        return {k: v for k, v in self.variables.items() if k in self.exported and not isinstance(v, tuple)}
 
     def scalar(self, name: str) -> Optional[Value]:
         value = self.variables.get(name)
@@ -354,9 +359,10 @@ def expand_word(
             splits = splits or not quoted
             continue
         if isinstance(value, tuple):
-            if start == first and end == len(text) and split:
+            joined = quoted and ("*" in text[start:end].rsplit("[", 1)[-1] or text[start:end] in ("$*", "${*}"))
+            if start == first and end == len(text) and split and not joined:
                 return list(value)  # "$@" / "${ARR[@]}": each element one argument
-            value = " ".join(a.text for a in value)
+            value = " ".join(a.text for a in value)  # "$*" / "${ARR[*]}": one word
         span_offsets = word.offsets[start:end]
         for k, ch in enumerate(value):
             offset = span_offsets[0] if k == 0 else span_offsets[min(k, len(span_offsets) - 1)]

@@ -285,12 +285,19 @@ class ShellRunner:
             return
         head = words[0].text if not words[0].quoted else ""
         if head in ("export", "declare", "typeset", "local", "readonly"):
+            exports = head == "export" or any(w.text.startswith("-") and "x" in w.text for w in words[1:])
             for word in words[1:]:
                 if "=" in word.text and not word.text.startswith("-") and shell._is_assignment(word):
                     name, value, fact = self._assignment(word, locator, where, state)
                     self._assign(state, frames, name, value, command.piped)
                     if is_engine_env(name) and head != "local":
                         self.exported[name] = fact
+                elif _NAME_RE.fullmatch(word.text):
+                    name = word.text
+                else:
+                    continue
+                if exports and not command.piped:
+                    state.exported.add(name)
             return
         if head == "unset":
             for word in words[1:]:
@@ -318,8 +325,8 @@ class ShellRunner:
         local = dict(state.variables)
         local.update(prefix_values)
         env = dict(prefix)
-        self._launch(argv, env, ShellState(local, state.positional, state.name), command, text, locator,
-                     where, depth)
+        self._launch(argv, env, ShellState(local, state.positional, state.name, state.exported | set(prefix)),
+                     command, text, locator, where, depth)
 
     def _set(self, args: Sequence[Arg], state: ShellState) -> None:
         """`set -- a b c` (or `set a b`) replaces the positional parameters; options only otherwise."""
@@ -358,7 +365,7 @@ class ShellRunner:
         if base in ("su", "runuser"):
             script = _su_command(argv)
             if script is not None:
-                self._nested(script, None, (), state, depth, exported_only=True)
+                self._nested(script, None, (), state, depth)
             return
         call = shell_call(argv)
         if call is not None:
@@ -366,7 +373,9 @@ class ShellRunner:
                 self._nested(call.script, call.name, call.arguments, state, depth)
             elif command is not None and command.stdin is not None:
                 body = command.stdin
-                inner = ShellState(dict(state.variables), (), os.path.basename(argv[0].text))
+                # an unquoted delimiter: this shell expands the body first, with all its variables
+                variables = dict(state.variables) if body.expands else state.environment()
+                inner = ShellState(variables, (), os.path.basename(argv[0].text), set(state.exported))
                 self.run(text[body.start:body.end], OffsetLocator(locator, body.start), where, inner, depth + 1)
             elif command is not None and command.here_string is not None:
                 for arg in expand_word(command.here_string, locator, where, state, split=False):
@@ -481,6 +490,7 @@ class ShellRunner:
                 arg = argv[i]
                 start = len(name) + 1
                 state.variables[name] = value
+                state.exported.add(name)
                 env[name] = Fact(value, arg.span(start) if start < len(text) else arg.span(), f"{where}: env {name}=",
                                  arg.span(0, len(name)))
                 i += 1
@@ -506,7 +516,6 @@ class ShellRunner:
 
     def _nested(
         self, script: Arg, name: Optional[Arg], arguments: Sequence[Arg], state: ShellState, depth: int,
-        exported_only: bool = False,
     ) -> None:
         """`sh -c SCRIPT NAME ARG…`: a new shell whose `$0` is NAME and `$1…` the ARGs."""
         if script.unresolved:
@@ -517,8 +526,8 @@ class ShellRunner:
                 script.span(), "info",
             ))
             return
-        variables = {k: v for k, v in state.variables.items() if not isinstance(v, tuple)}
-        inner = ShellState(variables, tuple(arguments), name.text if name is not None else "sh")
+        inner = ShellState(state.environment(), tuple(arguments), name.text if name is not None else "sh",
+                           set(state.exported))
         self.run(script.text, SubLocator(script), script.origin, inner, depth + 1)
 
 
@@ -621,7 +630,7 @@ def run_script(
     """Every engine invocation in a shell script, in order. `positional`: the script's arguments
     (`"$@"`), None when not known (a script file run by someone)."""
     runner = ShellRunner(release_for, kubernetes)
-    state = ShellState(dict(env), None if positional is None else tuple(positional), name)
+    state = ShellState(dict(env), None if positional is None else tuple(positional), name, set(env))
     runner.run(text, locator, origin, state)
     return runner.result
 
@@ -690,7 +699,7 @@ def run_argv(
     shell_argv = [kubelet_expand(arg, env) for arg in argv] if kubernetes else list(argv)
     runner = ShellRunner(release_for, kubernetes)
     runner.result.shell_script = False
-    state = ShellState(dict(env), (), "sh")
+    state = ShellState(dict(env), (), "sh", set(env))
     unwrapped = runner._unwrap(shell_argv, {}, state, argv[0].origin if argv else "")
     call = shell_call(unwrapped)
     if unwrapped and (call is not None or os.path.basename(unwrapped[0].text) in ("su", "runuser", "eval")):

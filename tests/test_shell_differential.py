@@ -2,7 +2,7 @@
 `vllm` program that records the arguments it receives, and kvlint must find exactly those
 arguments for the engine (kvlint/adapters/launch.py ShellRunner, expansion.py). The expected
 values are bash's, not kvlint's. Where kvlint does not evaluate what bash does (a `case` pattern,
-a function called with arguments), it may leave an argument unresolved (None below): that is a
+an unexported variable in a child shell), it may leave an argument unresolved (None below): that is a
 KV208, never a wrong value."""
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ SCRIPTS = {
     "if branch": 'X=1\nif [ "$X" = 1 ]; then T=4; vllm serve m --tp $T; fi\n',
     "case": 'set -- long\ncase "$1" in\n  long) L=131072 ;;\n  *) L=4096 ;;\nesac\nvllm serve m --max-model-len $L\n',
     "function": 'serve() { vllm serve "$1" --tp "$2"; }\nserve m 2\n',
+    "function keyword, called twice": 'function serve {\n  vllm serve "$1" --tp ${2:-1}\n}\nserve a\nserve b 4\n',
     "defaults chain": 'vllm serve ${MODEL:-${FALLBACK:-m}} --max-model-len $(( 4 * 1024 ))\n',
     "escapes and quotes": "vllm serve m --served-model-name 'a b' \"c\\\"d\" e\\ f\n",
     "line continuation": 'vllm serve m \\\n  --kv-cache-dtype fp8 \\\n  --tp 2\n',
@@ -104,6 +105,5 @@ def test_kvlint_finds_the_arguments_bash_passes(name, tmp_path, monkeypatch):
         assert None not in [a for args in found for a in args]
 
 
-# kvlint leaves these to run time on purpose: the branch a `case` takes, a function's arguments, and
-# an unexported variable in a child shell (the caller's environment may export it)
-UNDECIDED = {"case", "function", "a child shell sees exported variables only"}
+# kvlint leaves these to run time on purpose: the branch a `case` takes, and an unexported variable in a child shell (the caller's environment may export it)
+UNDECIDED = {"case", "a child shell sees exported variables only"}

@@ -206,16 +206,43 @@ class ShellRunner:
         self.result = LaunchResult(shell_script=True)
         self.exported: Dict[str, Fact] = {}
         self.commands = 0
+        # functions the scripts define: name -> (body items, text, locator, origin)
+        self.functions: Dict[str, Tuple[List[object], str, Locator, str]] = {}
+        self.called: set = set()
+        self.commands_cut = False  # the MAX_COMMANDS note was made
         self.launches_cut = False  # the MAX_LAUNCHES note was made
 
     # -- scripts -------------------------------------------------------------------------------
     def run(self, text: str, locator: Locator, origin: str, state: ShellState, depth: int = 0) -> None:
         script = shell.parse(text)
         self.result.problems.extend(shell_problems(script, locator))
+        self._items(script.items, text, locator, origin, state, depth)
+        if depth == 0:
+            # a function the script defines but kvlint did not see called (it may be called from
+            # elsewhere): its commands, with arguments unknown
+            for name in [n for n in self.functions if n not in self.called]:
+                self.called.add(name)
+                items, body_text, body_locator, body_origin = self.functions[name]
+                self._items(items, body_text, body_locator, body_origin,
+                            ShellState(dict(state.variables), None, state.name, set(state.exported)), 1)
+
+    def _items(self, items: Sequence[object], text: str, locator: Locator, origin: str, state: ShellState,
+               depth: int) -> None:
         frames: List[_Frame] = []
         andor: Optional[_Frame] = None
-        for item in script.items:
+        index = 0
+        while index < len(items):
+            item = items[index]
+            index += 1
+            if isinstance(item, shell.Block) and item.kind == "open" and item.compound == "function":
+                end = _block_end(items, index)
+                self.functions[item.function] = (list(items[index:end]), text, locator, origin)
+                index = end + 1
+                continue
             if self.commands >= MAX_COMMANDS:
+                if self.commands_cut:
+                    return
+                self.commands_cut = True
                 self.result.problems.append(Problem(
                     problem_code("not-checked"), "not-checked",
                     f"kvlint stopped reading this script after {MAX_COMMANDS} commands; the rest is not checked",
@@ -359,6 +386,13 @@ class ShellRunner:
         if not argv:
             return
         base = os.path.basename(argv[0].text)
+        if argv[0].text in self.functions:
+            # a call: the body runs with the call's arguments as $1…
+            self.called.add(argv[0].text)
+            items, body_text, body_locator, body_origin = self.functions[argv[0].text]
+            inner = ShellState(state.variables, tuple(argv[1:]), state.name, state.exported)
+            self._items(items, body_text, body_locator, body_origin, inner, depth + 1)
+            return
         if base == "eval":
             self._eval(argv[1:], state, where, depth)
             return
@@ -565,6 +599,21 @@ def _join(args: Sequence[Arg]) -> Arg:
     last = args[-1].whole
     whole = Span(first.whole.line, first.whole.column, last.end_line, last.end_column)
     return Arg("".join(chars), tuple(offsets), first.locator, whole, first.origin)
+
+
+def _block_end(items: Sequence[object], start: int) -> int:
+    """Index of the "close" that matches the "open" just before `start` (len(items) if none)."""
+    depth = 1
+    for index in range(start, len(items)):
+        item = items[index]
+        if isinstance(item, shell.Block):
+            if item.kind == "open":
+                depth += 1
+            elif item.kind == "close":
+                depth -= 1
+                if depth == 0:
+                    return index
+    return len(items)
 
 
 class _Frame:

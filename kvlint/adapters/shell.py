@@ -123,6 +123,7 @@ class Block:
     kind: str
     compound: str = ""
     loop_variable: str = ""
+    function: str = ""  # the name of a function whose body this "open" starts
 
 
 @dataclass
@@ -482,6 +483,7 @@ class _Parser:
         self.stdin: Optional[HereDoc] = None
         self.here_string: Optional[Word] = None
         self.arrays: List[ArrayAssignment] = []
+        self.function = ""  # `name()` or `function name` seen: the next `{` opens its body
 
     def _emit(self, item: object) -> None:
         self.script.items.append(item)
@@ -489,8 +491,11 @@ class _Parser:
             self.script.commands.append(item)
 
     def _open(self, compound: str, loop_variable: str = "") -> None:
+        function = ""
+        if compound == "group" and self.function:
+            compound, function, self.function = "function", self.function, ""
         self.stack.append(compound)
-        self._emit(Block("open", compound, loop_variable))
+        self._emit(Block("open", compound, loop_variable, function))
 
     def _close(self) -> None:
         if self.stack:
@@ -520,6 +525,7 @@ class _Parser:
                 words = []
                 break
             elif head == "function":
+                self.function = words[1].text if len(words) > 1 else ""
                 words = [w for w in words[2:] if w.text == "{"]  # `function name [()] {`
                 continue
             else:
@@ -569,7 +575,9 @@ class _Parser:
                     k = self._array(match, last, k)
                     continue
                 if len(self.current) == 1 and k < n and isinstance(tokens[k], Operator) and tokens[k].text == ")":
-                    self.current.clear()  # `name() { … }`: a function definition; its body opens next
+                    # `name() { … }`: a function definition; its body opens next
+                    self.function = self.current[0].text if not self.current[0].quoted else ""
+                    self.current.clear()
                     k += 1
                     continue
                 self.flush()

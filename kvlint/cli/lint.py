@@ -77,8 +77,10 @@ def lint(
     rulebook = contexts.rulebook()
     if not result.files and not quiet:
         echo(
-            "kvlint: warning: no manifests found (a file in a directory counts when it declares "
-            "`apiVersion: kvlint/v1`; name a file to check it regardless)",
+            "kvlint: warning: no manifests found: nothing to check (kvlint reads `apiVersion: kvlint/v1` "
+            "manifests and, unless `native-formats` narrows them, Kubernetes workloads, compose files, "
+            "Helm values, engine configs, serve scripts, Dockerfiles, systemd units and Modelfiles; "
+            "Services and ConfigMaps alone hold no workload)",
             err=True,
         )
     if statistics:

@@ -26,7 +26,9 @@ __all__ = ["CheckContext", "CheckResult", "Contexts", "analyze_file", "run_check
 
 @dataclass
 class CheckResult:
-    """What a check of some files found: the files, the findings and how many documents."""
+    """What a check of some files found: the files checked (those with an engine workload or a
+    finding), the findings, and how many documents (engine workloads: kvlint manifests and the
+    workloads of native files)."""
 
     files: List[LoadedFile]
     findings: List[Finding]
@@ -129,9 +131,9 @@ def run_check(paths: Sequence[str], context: CheckContext, contexts: Optional[Co
         loaded = source.loaded
         native = source if source.format != "kvlint" else None
         if native is not None:
-            loaded.documents = source.documents
-        files.append(loaded)
-        documents += len(loaded.documents)
+            loaded.documents = source.documents  # the engine workloads only, not Services or ConfigMaps
+        workloads = len(loaded.documents)
+        documents += workloads
         findings = [context.rulebook.decorate(f) for f in analyze_file(loaded, context, native)]
         ignored_here = per_file_ignored(path, context.config, context.rulebook)
         findings = [
@@ -144,6 +146,10 @@ def run_check(paths: Sequence[str], context: CheckContext, contexts: Optional[Co
             if f.code not in ignored_here and (f.code in context.enabled)
         ]
         all_findings.extend(findings)
+        # A checked file holds a workload or a finding: a Kubernetes file of Services and
+        # ConfigMaps only, met in a walk, was looked at but has nothing kvlint checks.
+        if workloads or findings:
+            files.append(loaded)
         # Keep memory flat over thousands of files: reporters need only the source text of
         # files with findings (for the caret excerpt), never the parsed documents.
         loaded.documents = []

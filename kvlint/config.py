@@ -1,7 +1,13 @@
-"""Configuration: `[tool.kvlint]` in pyproject.toml or a kvlint.toml, found from a directory upward.
+"""Configuration: `.kvlint.toml`, `kvlint.toml` or `[tool.kvlint]` in pyproject.toml, found
+from a directory upward.
 
 Unknown keys are a configuration error (exit 2), as in yamllint and ruff. Paths in the file are
 relative to the file. Command-line options override it.
+
+As in ruff (hierarchical configuration), each checked file uses the nearest configuration in its
+own directory or above (`ConfigResolver`); the one found from the current directory settles the
+run-wide settings (output-format, fail-on, strict). Configurations are not merged: the nearest
+one wins whole. `--config FILE` is used for every file.
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 from kvlint.errors import ConfigError
 from kvlint.findings import shorten
 from kvlint.inputs import InputError, note_data_directory, read_capped
@@ -18,10 +24,9 @@ from kvlint.load import NATIVE_FORMATS
 from kvlint.schema import is_valid, non_finite, validator_for
 from kvlint.text import printable
 
-CONFIG_FILES = ("kvlint.toml", "pyproject.toml")
-
-
-
+# In one directory, the first of these that holds kvlint settings wins (ruff: .ruff.toml, ruff.toml,
+# pyproject.toml).
+CONFIG_FILES = (".kvlint.toml", "kvlint.toml", "pyproject.toml")
 
 @dataclass(frozen=True)
 class Config:
@@ -37,6 +42,8 @@ class Config:
     output_format: str = "full"
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     exclude: Tuple[str, ...] = ()
+    # `respect-gitignore`: a directory walk skips what .gitignore files ignore (kvlint.pipeline.gitignore).
+    respect_gitignore: bool = True
     rules_dirs: Tuple[str, ...] = ()
     catalog_dirs: Tuple[str, ...] = ()
     max_scale_overhead: float = 0.03
@@ -77,21 +84,30 @@ def _table(path: Path) -> Optional[Dict[str, Any]]:
     return document
 
 
+def config_in(folder: Path) -> Optional[Path]:
+    """The configuration file of one directory: .kvlint.toml, kvlint.toml, or a pyproject.toml
+    with a [tool.kvlint] table; None when it has none."""
+    for name in CONFIG_FILES:
+        candidate = folder / name
+        if not candidate.is_file():
+            continue
+        if name == "pyproject.toml":
+            try:
+                if _table(candidate) is None:
+                    continue
+            except ConfigError:
+                continue  # a broken pyproject without our table is not ours to judge
+        return candidate
+    return None
+
+
 def discover(start: Path) -> Optional[Path]:
-    """The nearest kvlint.toml, or pyproject.toml with a [tool.kvlint] table, from start upward."""
+    """The nearest configuration file (see config_in) from start upward."""
     directory = start.resolve()
     for folder in (directory, *directory.parents):
-        for name in CONFIG_FILES:
-            candidate = folder / name
-            if not candidate.is_file():
-                continue
-            if name == "pyproject.toml":
-                try:
-                    if _table(candidate) is None:
-                        continue
-                except ConfigError:
-                    continue  # a broken pyproject without our table is not ours to judge
-            return candidate
+        found = config_in(folder)
+        if found is not None:
+            return found
     return None
 
 
@@ -106,6 +122,11 @@ def load_config(explicit: Optional[str] = None, start: Optional[Path] = None) ->
             reason = "does not exist" if isinstance(exc, FileNotFoundError) else (
                 f"cannot be read: {getattr(exc, 'strerror', None) or exc}")
             raise ConfigError(f"config file {shorten(printable(explicit), 200)} {reason}") from None
+    return load_file(path, explicit=bool(explicit))
+
+
+def load_file(path: Path, explicit: bool = False) -> Config:
+    """The settings of one configuration file."""
     table = _table(path)
     if table is None:
         if explicit and path.name == "pyproject.toml":
@@ -115,6 +136,69 @@ def load_config(explicit: Optional[str] = None, start: Optional[Path] = None) ->
     for directory in (*config.rules_dirs, *config.catalog_dirs):
         note_data_directory(directory)  # inputs of the run: no output may land in them
     return config
+
+
+class ConfigResolver:
+    """The configuration of each file: the nearest configuration file in the file's directory or
+    above, with the command line's overrides applied (`apply`); `base` (found from the current
+    directory, or named by --config) when none is nearer. With --config (`fixed`), `base` for
+    every file. Which file a directory uses, and each file's settings, are cached, so a walk of
+    thousands of files reads each configuration once."""
+
+    def __init__(self, base: Config, apply: Callable[[Config], Config] = lambda c: c, fixed: bool = False):
+        self.base = base
+        self.fixed = fixed
+        self._apply = apply
+        self._by_directory: Dict[str, Optional[Path]] = {}
+        self._by_file: Dict[Path, Config] = {}
+        if base.path is not None:
+            self._by_file[Path(base.path).resolve()] = base
+
+    def config_file(self, directory: Path) -> Optional[Path]:
+        """The nearest configuration file from directory upward (cached per directory)."""
+        key = str(directory)
+        if key in self._by_directory:
+            return self._by_directory[key]
+        try:
+            real = directory.resolve()
+        except (OSError, RuntimeError):
+            real = directory
+        visited: List[str] = [key]
+        found: Optional[Path] = None
+        for folder in (real, *real.parents):
+            folder_key = str(folder)
+            if folder_key in self._by_directory:
+                found = self._by_directory[folder_key]
+                break
+            visited.append(folder_key)
+            found = config_in(folder)
+            if found is not None:
+                break
+        for folder_key in visited:
+            self._by_directory.setdefault(folder_key, found)
+        return found
+
+    def for_directory(self, directory: Path) -> Config:
+        if self.fixed:
+            return self.base
+        found = self.config_file(directory)
+        if found is None:
+            return self.base
+        found = found.resolve()
+        if found not in self._by_file:
+            self._by_file[found] = self._apply(load_file(found))
+        return self._by_file[found]
+
+    def for_path(self, path: str) -> Config:
+        """The configuration of a file (or a directory's own) to check; stdin uses `base`."""
+        if self.fixed or path in ("-", "<stdin>"):
+            return self.base
+        candidate = Path(path)
+        try:
+            directory = candidate if candidate.is_dir() else candidate.parent
+        except (OSError, ValueError):
+            return self.base
+        return self.for_directory(directory)
 
 
 def from_table(table: Dict[str, Any], path: Path) -> Config:
@@ -148,6 +232,7 @@ def from_table(table: Dict[str, Any], path: Path) -> Config:
             (pattern, tuple(codes)) for pattern, codes in table.get("per-file-ignores", {}).items()
         ),
         exclude=tuple(table.get("exclude", ())),
+        respect_gitignore=bool(table.get("respect-gitignore", True)),
         rules_dirs=paths("rules-dir"),
         catalog_dirs=paths("catalog-dir"),
         max_scale_overhead=float(table.get("max-scale-overhead", 0.03)),

@@ -99,13 +99,16 @@ def _yaml11_only(tag: str, value: str) -> bool:
 
 @dataclass(frozen=True)
 class Suppression:
-    """One `# kvlint: ignore[...]` comment: the line it covers, the codes and the reason."""
+    """One `# kvlint: ignore[...]` comment: the line it covers, the codes and the reason; or one
+    `# kvlint: ignore-file` / `# kvlint: ignore-file[...]` comment (`whole_file`), which covers
+    every line (a bare `ignore-file` is `ignore-file[ALL]`)."""
 
     line: int  # line of the comment
     column: int
-    target_line: int  # the line whose findings it suppresses
-    codes: Tuple[str, ...]  # as written: codes or names
+    target_line: int  # the line whose findings it suppresses (0 for a whole-file suppression)
+    codes: Tuple[str, ...]  # as written: codes, prefixes (ignore-file only) or names
     reason: str
+    whole_file: bool = False
 
 
 @dataclass
@@ -445,6 +448,9 @@ def load_bytes(raw: bytes, path: str) -> LoadedFile:
 
 # Compiled on first use (re caches it): most files hold no suppression (start-up time).
 _SUPPRESSION = r"#\s*kvlint:\s*ignore\[(?P<codes>[^\]]*)\](?:\s*--\s*(?P<reason>.*))?\s*$"
+# Anywhere in the file's comments, for the whole file: `ignore-file` (every code) or
+# `ignore-file[KV301,KV5]` (codes, prefixes, names), as ruff's `# ruff: noqa[: codes]`.
+_FILE_SUPPRESSION = r"#\s*kvlint:\s*ignore-file(?:\[(?P<codes>[^\]]*)\])?(?:\s*--\s*(?P<reason>.*))?\s*$"
 
 
 def _scalar_regions(text: str) -> List[Tuple[int, int, int, int]]:
@@ -491,7 +497,7 @@ def yaml_comment_columns(text: str, lines: Set[int]) -> Dict[int, List[int]]:
 
 
 def find_suppressions(text: str, yaml_text: bool = True) -> List[Suppression]:
-    """`# kvlint: ignore[...]` comments. In YAML a `#` inside a scalar is not a comment; other
+    """`# kvlint: ignore[...]` and `# kvlint: ignore-file[...]` comments. In YAML a `#` inside a scalar is not a comment; other
     text (a shell script, a Dockerfile) has no scalars to skip."""
     lines = text.splitlines()
     candidates = [
@@ -510,6 +516,15 @@ def find_suppressions(text: str, yaml_text: bool = True) -> List[Suppression]:
             if any(_inside(region, number, col) for region in regions.get(number, ())):
                 continue
             parsed = re.compile(_SUPPRESSION).match(line, col)
+            whole = None if parsed else re.compile(_FILE_SUPPRESSION).match(line, col)
+            if whole:
+                found.append(Suppression(
+                    line=number + 1, column=col + 1, target_line=0,
+                    codes=("ALL",) if whole.group("codes") is None else
+                    tuple(c.strip() for c in whole.group("codes").split(",") if c.strip()),
+                    reason=(whole.group("reason") or "").strip(), whole_file=True,
+                ))
+                break
             if not parsed:
                 continue
             codes = tuple(c.strip() for c in parsed.group("codes").split(",") if c.strip())

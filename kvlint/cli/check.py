@@ -24,13 +24,16 @@ from kvlint.report import CHECK_FORMATS
 @click.option("-q", "--quiet", is_flag=True, help="Print the findings and nothing else: no summary, nothing on success.")
 @click.option("--statistics", is_flag=True, help="Print how many findings each rule has instead of the findings.")
 @click.option("--show-files", is_flag=True, help="Print the files that would be checked, and exit.")
-@click.option("--show-settings", is_flag=True, help="Print the resolved configuration, and exit.")
+@click.option("--show-settings", is_flag=True,
+              help="Print the configuration that applies to the first path named (its nearest kvlint.toml), and exit.")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=None,
+              help="Skip what .gitignore files ignore when walking directories (default; config: respect-gitignore).")
 @config_option
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks for internal errors.")
 @click.pass_context
 def check(ctx, paths, select, extend_select, ignore, output_format, output_file, sarif_file, fail_on, exit_zero, strict,
-          quiet, statistics, show_files, show_settings, config_path, verbose):
+          quiet, statistics, show_files, show_settings, respect_gitignore, config_path, verbose):
     """Lint manifests: files, directories (recursing) or - for stdin."""
     lint(ctx.obj, paths, select, extend_select, ignore, output_format, output_file, sarif_file, fail_on, exit_zero,
          config_path, verbose, strict=strict, quiet=quiet, statistics=statistics, show_files=show_files,
-         show_settings=show_settings)
+         show_settings=show_settings, respect_gitignore=respect_gitignore)

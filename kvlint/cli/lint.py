@@ -17,7 +17,7 @@ import os
 import sys
 from typing import List, NoReturn, Optional, Sequence
 
-from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, build_context, echo, exit_on_error, load_settings, write_output
+from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, build_context, echo, exit_on_error, load_resolver, write_output
 from kvlint.errors import UsageError
 from kvlint.findings import Finding
 from kvlint.inputs import forget_reads
@@ -42,34 +42,45 @@ def lint(
     statistics: bool = False,
     show_files: bool = False,
     show_settings: bool = False,
+    respect_gitignore: Optional[bool] = None,
 ) -> NoReturn:
     """Lint `paths` (files, directories, - for stdin; none: the current directory), write the
     report and exit with the run's code. `obj` is the command group's state (verbose)."""
     # Imported on use: the pipeline is the heaviest part of kvlint and only check-like commands need it.
-    from kvlint.pipeline.check import run_check
+    from kvlint.pipeline.check import Contexts, run_check
 
     if verbose:
         obj["verbose"] = True
-    config = load_settings(config_path, select, extend_select, ignore, fail_on, output_format, strict)
+    resolver = load_resolver(config_path, select, extend_select, ignore, fail_on, output_format, strict,
+                             respect_gitignore)
+    # Run-wide settings (output-format, fail-on, strict) come from the configuration found from
+    # the current directory (or --config); each file's checks from its nearest one.
+    config = resolver.base
     if show_settings:
         from kvlint.cli.settings import settings_text
 
-        write_output(settings_text(config), output_file)
+        # As ruff: the settings of the first path named (the current directory's when none).
+        shown = resolver.for_path(paths[0]) if paths else config
+        write_output(settings_text(shown), output_file)
         sys.exit(EXIT_OK)
     if show_files:
         from kvlint.cli.settings import files_text
 
-        write_output(files_text(list(paths) or ["."], config), output_file)
+        write_output(files_text(list(paths) or ["."], config, resolver), output_file)
         sys.exit(EXIT_OK)
     fmt = config.output_format
     if statistics and fmt not in TEXT_FORMATS + ("json",):
         raise UsageError(f"--statistics prints text or json, not --output-format {fmt}")
     context = build_context(config)
-    result = run_check(list(paths) or ["."], context)
+    contexts = Contexts(resolver, build_context, context)
+    result = run_check(list(paths) or ["."], context, contexts)
+    rulebook = contexts.rulebook()
     if not result.files and not quiet:
         echo(
-            "kvlint: warning: no manifests found (a file in a directory counts when it declares "
-            "`apiVersion: kvlint/v1`; name a file to check it regardless)",
+            "kvlint: warning: no manifests found: nothing to check (kvlint reads `apiVersion: kvlint/v1` "
+            "manifests and, unless `native-formats` narrows them, Kubernetes workloads, compose files, "
+            "Helm values, engine configs, serve scripts, Dockerfiles, systemd units and Modelfiles; "
+            "Services and ConfigMaps alone hold no workload)",
             err=True,
         )
     if statistics:
@@ -77,7 +88,7 @@ def lint(
 
         report = statistics_text(result, fmt)
     else:
-        report = check_reporter(fmt)(result, context.rulebook)
+        report = check_reporter(fmt)(result, rulebook)
     if quiet and fmt not in ("json", "sarif"):
         from kvlint.report.text import summary_line
 
@@ -96,7 +107,7 @@ def lint(
     if could_not_run and (fmt not in TEXT_FORMATS or statistics):
         echo(f"kvlint: {could_not_run}", err=True)  # machine formats stay as documented
     if sarif_file:
-        write_output(check_reporter("sarif")(result, context.rulebook), sarif_file)
+        write_output(check_reporter("sarif")(result, rulebook), sarif_file)
     if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
         from kvlint.report.github import markdown_summary
 

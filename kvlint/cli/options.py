@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import NoReturn, Optional, Sequence
 
-from kvlint.config import Config, load_config, split_csv
+from kvlint.config import Config, ConfigResolver, load_config, split_csv
 from kvlint.errors import KvlintError, UsageError
 from kvlint.inputs import data_directories, file_in_tree, files_read, special_kind
 
@@ -91,21 +91,41 @@ def load_settings(
     strict: Optional[bool] = None,
 ) -> Config:
     """The configuration file, then command-line overrides."""
-    config = load_config(config_path)
-    overrides = {}
-    if select:
-        overrides["select"] = split_csv(select)
-    if extend_select:
-        overrides["extend_select"] = config.extend_select + split_csv(extend_select)
-    if ignore:
-        overrides["ignore"] = config.ignore + split_csv(ignore)
-    if fail_on:
-        overrides["fail_on"] = fail_on
-    if output_format:
-        overrides["output_format"] = output_format
-    if strict is not None:
-        overrides["strict"] = strict
-    return replace(config, **overrides)
+    return load_resolver(config_path, select, extend_select, ignore, fail_on, output_format, strict).base
+
+
+def load_resolver(
+    config_path: Optional[str],
+    select: Sequence[str] = (),
+    extend_select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    fail_on: Optional[str] = None,
+    output_format: Optional[str] = None,
+    strict: Optional[bool] = None,
+    respect_gitignore: Optional[bool] = None,
+) -> ConfigResolver:
+    """Each file's configuration (the nearest file, or --config for all), with the command line's
+    overrides applied to every one; `.base` is the one found from the current directory."""
+
+    def apply(config: Config) -> Config:
+        overrides = {}
+        if select:
+            overrides["select"] = split_csv(select)
+        if extend_select:
+            overrides["extend_select"] = config.extend_select + split_csv(extend_select)
+        if ignore:
+            overrides["ignore"] = config.ignore + split_csv(ignore)
+        if fail_on:
+            overrides["fail_on"] = fail_on
+        if output_format:
+            overrides["output_format"] = output_format
+        if strict is not None:
+            overrides["strict"] = strict
+        if respect_gitignore is not None:
+            overrides["respect_gitignore"] = respect_gitignore
+        return replace(config, **overrides)
+
+    return ConfigResolver(apply(load_config(config_path)), apply, fixed=bool(config_path))
 
 
 def build_context(config: Config):

@@ -7,9 +7,9 @@ import json
 from collections import Counter
 from dataclasses import fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, List, Sequence
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence
 
-from kvlint.config import Config
+from kvlint.config import Config, ConfigResolver
 from kvlint.findings import Finding
 from kvlint.text import printable
 
@@ -52,13 +52,14 @@ def settings_text(config: Config) -> str:
     return "\n".join(lines) + "\n"
 
 
-def files_text(paths: Sequence[str], config: Config) -> str:
+def files_text(paths: Sequence[str], config: Config, resolver: Optional[ConfigResolver] = None) -> str:
     """The files `kvlint check PATHS` would read, one a line, as its findings name them."""
     from kvlint.pipeline.discovery import discover_files, display_path
 
     root = Path.cwd()
+    configs = resolver.for_directory if resolver is not None else None
     return "".join(printable(display_path(str(path), root) if path != "-" else "-") + "\n"
-                   for path in discover_files(list(paths), config))
+                   for path in discover_files(list(paths), config, configs))
 
 
 def statistics_text(result: CheckResult, fmt: str) -> str:

@@ -6,10 +6,11 @@ Commands call `run_check`; reporters receive its `CheckResult` and never compute
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Sequence, Set
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set
 
 from kvlint import pointer as json_pointer
 from kvlint.analysis import CheckContext
+from kvlint.config import Config, ConfigResolver
 from kvlint.findings import COULD_NOT_RUN, Finding, severity_rank
 from kvlint.load import InputError, LoadedFile, read_input, unreadable
 from kvlint.pipeline.discovery import LinkOut, discover_files, display_path
@@ -17,14 +18,17 @@ from kvlint.pipeline.documents import analyze_document
 from kvlint.pipeline.native import NativeFile, covered_by_missing, given_despite_unread, load_source, native_terms
 from kvlint.pipeline.selection import per_file_ignored
 from kvlint.pipeline.suppressions import apply_suppressions
+from kvlint.rulebook import Rulebook
 from kvlint.schema import validate_document
 
-__all__ = ["CheckContext", "CheckResult", "analyze_file", "run_check"]
+__all__ = ["CheckContext", "CheckResult", "Contexts", "analyze_file", "run_check"]
 
 
 @dataclass
 class CheckResult:
-    """What a check of some files found: the files, the findings and how many documents."""
+    """What a check of some files found: the files checked (those with an engine workload or a
+    finding), the findings, and how many documents (engine workloads: kvlint manifests and the
+    workloads of native files)."""
 
     files: List[LoadedFile]
     findings: List[Finding]
@@ -74,11 +78,48 @@ def analyze_file(loaded: LoadedFile, context: CheckContext, source: Optional[Nat
     return findings
 
 
-def run_check(paths: Sequence[str], context: CheckContext) -> CheckResult:
+class Contexts:
+    """The check context of each file: its nearest configuration (kvlint.config.ConfigResolver)
+    with the rulebook and rule selection built from it (`build`), once per configuration."""
+
+    def __init__(self, resolver: ConfigResolver, build: Callable[[Config], CheckContext], base: CheckContext):
+        self.resolver = resolver
+        self._build = build
+        self._by_config: Dict[Config, CheckContext] = {base.config: base}
+        self.base = base
+
+    def for_path(self, path: str) -> CheckContext:
+        return self.of(self.resolver.for_path(path))
+
+    def of(self, config: Config) -> CheckContext:
+        if config not in self._by_config:
+            self._by_config[config] = self._build(config)
+        return self._by_config[config]
+
+    def rulebook(self) -> Rulebook:
+        """Every rule of the run (the built-in rules and each configuration's organisation
+        rules), for the reporters: the first definition of a code wins."""
+        books = [context.rulebook for context in self._by_config.values()]
+        if len({id(book) for book in books}) == 1:
+            return books[0]
+        merged = Rulebook()
+        for book in books:
+            for rule in book:
+                if rule.code not in merged.rules and rule.name not in merged.by_name:
+                    merged.add(rule)
+        return merged
+
+
+def run_check(paths: Sequence[str], context: CheckContext, contexts: Optional[Contexts] = None) -> CheckResult:
+    """Check the files under paths: each with its own context from `contexts` (per-file nearest
+    configuration), or all with `context`."""
     files: List[LoadedFile] = []
     all_findings: List[Finding] = []
     documents = 0
-    for path in discover_files(paths, context.config):
+    base_context = context
+    configs = (lambda directory: contexts.resolver.for_directory(directory)) if contexts is not None else None
+    for path in discover_files(paths, base_context.config, configs):
+        context = contexts.for_path(path) if contexts is not None else base_context
         try:
             display, raw = read_input(path)
         except InputError as error:  # unreadable, vanished, a FIFO or device: KV006, the run goes on
@@ -90,9 +131,9 @@ def run_check(paths: Sequence[str], context: CheckContext) -> CheckResult:
         loaded = source.loaded
         native = source if source.format != "kvlint" else None
         if native is not None:
-            loaded.documents = source.documents
-        files.append(loaded)
-        documents += len(loaded.documents)
+            loaded.documents = source.documents  # the engine workloads only, not Services or ConfigMaps
+        workloads = len(loaded.documents)
+        documents += workloads
         findings = [context.rulebook.decorate(f) for f in analyze_file(loaded, context, native)]
         ignored_here = per_file_ignored(path, context.config, context.rulebook)
         findings = [
@@ -105,6 +146,10 @@ def run_check(paths: Sequence[str], context: CheckContext) -> CheckResult:
             if f.code not in ignored_here and (f.code in context.enabled)
         ]
         all_findings.extend(findings)
+        # A checked file holds a workload or a finding: a Kubernetes file of Services and
+        # ConfigMaps only, met in a walk, was looked at but has nothing kvlint checks.
+        if workloads or findings:
+            files.append(loaded)
         # Keep memory flat over thousands of files: reporters need only the source text of
         # files with findings (for the caret excerpt), never the parsed documents.
         loaded.documents = []

@@ -11,10 +11,11 @@ import fnmatch
 import os
 import stat
 from pathlib import Path
-from typing import List, Optional, Sequence, Set
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from kvlint.config import Config
 from kvlint.errors import UsageError
+from kvlint.pipeline.gitignore import gitignore_matcher
 from kvlint.load import text_native_format
 from kvlint.inputs import MAX_FILE_BYTES, InputError, read_bounded, special_kind
 from kvlint.pipeline.native import MANIFEST_MARKER, MARKER_WINDOW, native_format
@@ -76,12 +77,19 @@ def excluded(path: Path, patterns: Sequence[str], root: Path) -> bool:
     return False
 
 
-def discover_files(paths: Sequence[str], config: Config) -> List[str]:
-    """Files to check, in a stable order; `-` stands for stdin."""
+def discover_files(paths: Sequence[str], config: Config,
+                   configs: Optional[Callable[[Path], Config]] = None) -> List[str]:
+    """Files to check, in a stable order; `-` stands for stdin.
+
+    `configs` gives a directory's configuration (kvlint.config.ConfigResolver.for_directory):
+    in a walk, whether an entry is excluded, which data directories are skipped and which native
+    formats are read follow the configuration of the directory that holds the entry, as in ruff.
+    Without it, `config` serves every directory."""
     found: List[str] = []
+    for_directory = configs or (lambda _directory: config)
     # The configured rules-dir and catalog-dir hold rule and catalog files, not manifests (a rule
     # file's examples embed manifests): a walk does not enter them.
-    data_dirs = {Path(os.path.realpath(d)) for d in (*config.rules_dirs, *config.catalog_dirs)}
+    base_data_dirs = {Path(os.path.realpath(d)) for d in (*config.rules_dirs, *config.catalog_dirs)}
     for raw in paths:
         if raw == "-":
             found.append("-")
@@ -102,26 +110,41 @@ def discover_files(paths: Sequence[str], config: Config) -> List[str]:
         # A directory named on the command line is checked even when `exclude` matches it (as a
         # file named there is, and as in ruff): `kvlint check examples/broken` shows findings.
         # Patterns that do not match the named directory still prune what lies below it.
-        exclude = tuple(p for p in config.exclude if not excluded(path, (p,), config.root))
+        walk_settings: Dict[Config, Tuple[Tuple[str, ...], Set[Path]]] = {}
+
+        def settings(directory: str) -> Tuple[Config, Tuple[str, ...], Set[Path]]:
+            here = for_directory(Path(directory))
+            if here not in walk_settings:
+                exclude = tuple(p for p in here.exclude if not excluded(path, (p,), here.root))
+                data = {Path(os.path.realpath(d)) for d in (*here.rules_dirs, *here.catalog_dirs)}
+                walk_settings[here] = (exclude, data | base_data_dirs)
+            return (here, *walk_settings[here])
+
+        ignored = gitignore_matcher(path, config.path.parent if config.path else None) if (
+            config.respect_gitignore) else None
         walk_errors: List[OSError] = []
         roots = [os.path.realpath(path), os.path.realpath(config.root)]
         for directory, subdirs, files in os.walk(path, onerror=walk_errors.append):
             while walk_errors:  # a directory that cannot be listed: a finding on it
                 error = walk_errors.pop(0)
                 found.append(Unreadable(str(error.filename or directory), error.strerror or str(error)))
+            here, exclude, data_dirs = settings(directory)
             subdirs[:] = sorted(
                 d
                 for d in subdirs
                 if d not in SKIP_DIRS
                 and not d.startswith(".")
-                and not excluded(Path(directory) / d, exclude, config.root)
+                and not excluded(Path(directory) / d, exclude, here.root)
                 and Path(os.path.realpath(Path(directory) / d)) not in data_dirs
+                and not (ignored is not None and ignored(Path(directory) / d, True))
             )
             for name in sorted(files):
                 candidate = Path(directory) / name
-                if not name.endswith(MANIFEST_SUFFIXES) and not (config.native_formats and maybe_native(name)):
+                if not name.endswith(MANIFEST_SUFFIXES) and not (here.native_formats and maybe_native(name)):
                     continue
-                if excluded(candidate, exclude, config.root):
+                if excluded(candidate, exclude, here.root):
+                    continue
+                if ignored is not None and ignored(candidate, False):
                     continue
                 if os.path.islink(candidate) and not _inside(os.path.realpath(candidate), roots):
                     found.append(LinkOut(str(candidate), "a symbolic link to a file outside the directory "
@@ -139,12 +162,14 @@ def discover_files(paths: Sequence[str], config: Config) -> List[str]:
                 except InputError:
                     head = None  # the read in the check loop reports why
                 if head is not None and MANIFEST_MARKER.search(head[:MARKER_WINDOW]) is None and (
-                        native_format(str(candidate), head, config) is None):
+                        native_format(str(candidate), head, here) is None):
                     continue  # neither a manifest nor a native deployment file
                 found.append(str(candidate))
         while walk_errors:
             error = walk_errors.pop(0)
             found.append(Unreadable(str(error.filename or path), error.strerror or str(error)))
+        if ignored is not None:
+            ignored.close()
     # de-duplicate while keeping order
     seen: Set[str] = set()
     return [f for f in found if not (f in seen or seen.add(f))]

@@ -27,7 +27,7 @@ from typing import Dict, List, Optional, Pattern, Tuple
 
 
 
-def gitignore_matcher(root: Path, stop: Optional[Path] = None) -> "GitMatcher | PythonMatcher":
+def gitignore_matcher(root: Path, stop: Optional[Path] = None) -> GitMatcher | PythonMatcher:
     """Whether a path met while walking `root` is ignored (see the module's docstring). `stop`:
     the highest directory whose .gitignore the pure-Python matcher reads when no work tree is
     found (the configuration's directory)."""
@@ -44,14 +44,14 @@ class GitMatcher:
     """One `git check-ignore --stdin -z --verbose --non-matching --no-index` for the walk: a
     path in, its answer out (git flushes each answer when its output is a pipe)."""
 
-    def __init__(self, process: "subprocess.Popen[bytes]", root: Path):
+    def __init__(self, process: subprocess.Popen[bytes], root: Path):
         self.process = process
         self.root = root
         self.buffer = b""
         self.failed = False
 
     @classmethod
-    def start(cls, root: Path) -> Optional["GitMatcher"]:
+    def start(cls, root: Path) -> Optional[GitMatcher]:
         if shutil.which("git") is None:
             return None
         try:

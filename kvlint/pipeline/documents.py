@@ -26,6 +26,7 @@ from kvlint.pipeline.discovery import LinkOut, discover_files, display_path
 from kvlint.pipeline.native import covered_by_missing, load_source
 from kvlint.pipeline.paths import contain_paths, path_problem
 from kvlint.schema import finite_only, non_finite, validate_document
+from kvlint.text import printable
 
 def _finite(document: Document) -> Document:
     """The document as the semantic stages see it: NaN and infinities (KV106 in the schema
@@ -124,4 +125,4 @@ def deployment_analyses(paths: Sequence[str], config: Config) -> Tuple[List[Anal
             outside: List[Finding] = []
             analyses.extend(analyses_of(document, config, problems=outside))
             problems.extend(f.one_line() for f in outside)
-    return analyses, problems
+    return analyses, [printable(problem) for problem in problems]  # lines for stderr: input escaped

@@ -8,6 +8,8 @@ from typing import List, Sequence
 def aligned_table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "", rule: bool = True) -> List[str]:
     """Columns padded to their widest cell, two spaces apart, trailing blanks stripped; a dashed
     line under the header when `rule`."""
+    header = [printable(h) for h in header]  # cells may quote the input (a variant's name)
+    rows = [[printable(c) for c in row] for row in rows]
     widths = [len(h) for h in header]
     for row in rows:
         for i, cell in enumerate(row):
@@ -65,3 +67,32 @@ def safe_line(line: str) -> str:
     if stripped.startswith("::"):
         return line[: len(line) - len(stripped)] + "\\x3a" + stripped[1:]
     return line
+
+
+def printable_block(text: str) -> str:
+    """A human-readable report (several lines) made safe to print as a whole: in every line the
+    characters `printable` escapes become visible escapes (tabs and the line breaks themselves
+    stay), and no line can start a workflow command (`safe_line`). Renderers escape each value
+    from the input where they put it on a line (so a newline in a value stays one line); this
+    is the last pass over the rendered text."""
+    text = str(text)
+    lines = text.split("\n")
+    out = []
+    for line in lines:
+        if any(char in _UNSAFE and char != "\t" for char in line):
+            line = "".join(char if char == "\t" else escape_char(char) for char in line)
+        out.append(safe_line(line))
+    return "\n".join(out)
+
+
+def json_text(document: object, indent: int = 2) -> str:
+    """JSON with non-ASCII text kept readable but nothing a terminal acts on: json.dumps escapes
+    C0 controls, and the other characters `printable` escapes (DEL, C1 controls such as the
+    8-bit CSI, bidirectional overrides, U+2028) become `\\uXXXX` escapes too. They occur only
+    inside strings, so the data read back is the same."""
+    import json  # only the JSON reporters need it
+
+    text = json.dumps(document, indent=indent, ensure_ascii=False)
+    if not any(char in _UNSAFE and char != "\n" for char in text):
+        return text  # the line breaks of the indentation are json.dumps's own
+    return "".join(f"\\u{ord(char):04x}" if char in _UNSAFE and char != "\n" else char for char in text)

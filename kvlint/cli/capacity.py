@@ -11,6 +11,7 @@ import click
 from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, write_output
 from kvlint.cli.params import config_option, output_file_option, output_format_option
 from kvlint.config import load_config
+from kvlint.text import printable
 
 
 @click.command()
@@ -43,7 +44,7 @@ def capacity(paths, fmt, output_file, config_path, from_log, fail_on, exit_zero)
     _report(analyses, fmt, output_file)
     gate = _capacity_gate(paths, config_path, fail_on)
     for finding in gate:
-        click.echo(f"kvlint capacity: {finding.one_line()}", err=True)
+        click.echo(f"kvlint capacity: {printable(finding.one_line())}", err=True)
     sys.exit(EXIT_FINDINGS if (problems or gate) and not exit_zero else EXIT_OK)
 
 

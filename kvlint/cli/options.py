@@ -18,6 +18,7 @@ from typing import NoReturn, Optional, Sequence
 from kvlint.config import Config, ConfigResolver, load_config, split_csv
 from kvlint.errors import KvlintError, UsageError
 from kvlint.inputs import data_directories, file_in_tree, files_read, special_kind
+from kvlint.text import printable
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_SKIPPED = 0, 1, 2, 3
 
@@ -77,7 +78,7 @@ def exit_on_error(exc: BaseException, verbose: bool) -> NoReturn:
         traceback.print_exc()
     message = one_line(exc.one_line() if isinstance(exc, KvlintError) else
                        f"internal error: {type(exc).__name__}: {exc} (run with --verbose for the traceback)")
-    echo(f"kvlint: error: {message}", err=True)
+    echo(f"kvlint: error: {printable(message)}", err=True)  # messages quote paths and input
     sys.exit(EXIT_ERROR)
 
 

@@ -26,6 +26,7 @@ from kvlint.pipeline.discovery import LinkOut, discover_files, display_path
 from kvlint.pipeline.native import covered_by_missing, load_source
 from kvlint.pipeline.paths import contain_paths, path_problem
 from kvlint.schema import finite_only, non_finite, validate_document
+from kvlint.text import printable
 
 def _finite(document: Document) -> Document:
     """The document as the semantic stages see it: NaN and infinities (KV106 in the schema
@@ -94,6 +95,19 @@ def analyses_of(document: Document, config: Config, file: Optional[str] = None, 
     ]
 
 
+def _unreadable_model_files(analyses: Sequence[Analysis], document: Document) -> List[str]:
+    """KV211 for each model file the document names that could not be read: a stated fact fails
+    `kvlint capacity` as it fails `kvlint check` (docs/security.md), even when the catalog stands in."""
+    seen: List[str] = []
+    for analysis in analyses:
+        message = (analysis.facts.get("model") or {}).get("config_unreadable")
+        if message and message not in seen:
+            seen.append(message)
+    return [Finding(code="KV211", name="", severity="error", file=document.file, pointer="/model/config",
+                    document=document.index, message=message).with_location(document.span("/model/config")).one_line()
+            for message in seen]
+
+
 def deployment_analyses(paths: Sequence[str], config: Config) -> Tuple[List[Analysis], List[str]]:
     """(analyses, problems) for every manifest under paths, for `kvlint capacity` and `smoke`.
 
@@ -122,6 +136,8 @@ def deployment_analyses(paths: Sequence[str], config: Config) -> Tuple[List[Anal
             problems.extend(f.one_line() for f in validate_document(document) if not covered_by_missing(f, missing))
             problems.extend(f.one_line() for f in contain_paths(document, config, manifest_path(document))[1])
             outside: List[Finding] = []
-            analyses.extend(analyses_of(document, config, problems=outside))
+            found = analyses_of(document, config, problems=outside)
+            analyses.extend(found)
             problems.extend(f.one_line() for f in outside)
-    return analyses, problems
+            problems.extend(_unreadable_model_files(found, document))
+    return analyses, [printable(problem) for problem in problems]  # lines for stderr: input escaped

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from kvlint.text import aligned_table
+from kvlint.text import aligned_table, printable, printable_block
 
 from kvlint.report.capacity_table import human_bytes
 
@@ -113,7 +113,7 @@ def render_ablation_table(analyses: Sequence[Any]) -> str:
     first = analyses[0]
     name = first.facts.get("ablation") or first.facts.get("name") or "ablation"
     file = first.capacity.file if first.capacity is not None else first.facts.get("file", "")
-    head = f"{file}: ablation {name} ({len(analyses)} variants)"
+    head = f"{printable(file)}: ablation {printable(name)} ({len(analyses)} variants)"
     lines = [head, "=" * min(len(head), 100)]
     header = ["variant"] + [str(a.facts.get("variant") or "?") for a in analyses]
     lines += _grid(header, _capacity_rows(analyses))
@@ -128,4 +128,4 @@ def render_ablation_table(analyses: Sequence[Any]) -> str:
     if tokens and len(set(tokens)) == 1:
         lines.append(f"Compression is for one sequence of {tokens[0]:,} tokens (max_model_len); "
                      "engine rows are for one GPU.")
-    return "\n".join(lines) + "\n"
+    return printable_block("\n".join(lines) + "\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable, List, Optional, Sequence, Tuple
 
-from kvlint.text import aligned_table
+from kvlint.text import aligned_table, printable, printable_block
 
 from kvlint.capacity.result import CapacityResult
 
@@ -30,8 +30,9 @@ def _rows(rows: Sequence[Tuple[str, str, str]], headers: Tuple[str, str, str]) -
 
 
 def render_one(result: CapacityResult) -> str:
-    head = (f"{result.file}: {result.name}  ({result.engine_name} {result.engine_version}, "
-            f"kv_cache.dtype {result.kv_dtype} -> {result.cache_format or '?'}, "
+    p = printable  # every text from the input (file, name, dtype, messages) on one line, escaped
+    head = (f"{p(result.file)}: {p(result.name)}  ({p(result.engine_name)} {p(result.engine_version)}, "
+            f"kv_cache.dtype {p(result.kv_dtype)} -> {p(result.cache_format or '?')}, "
             f"tp {result.tensor_parallel} x pp {result.pipeline_parallel})")
     lines = [head, "=" * min(len(head), 100)]
     pt, seq, eng = result.per_token, result.sequence, result.engine
@@ -61,7 +62,7 @@ def render_one(result: CapacityResult) -> str:
     elif eng is None:
         lines.append("Engine: not computed (see assumptions)")
     elif eng.startup_error:
-        lines.append(f"Engine: {eng.startup_error}")
+        lines.append(f"Engine: {p(eng.startup_error)}")
     else:
         rows = [
             ("KV pool per GPU", human_bytes(eng.pool_bytes_per_gpu),
@@ -89,15 +90,15 @@ def render_one(result: CapacityResult) -> str:
         lines += ["  " + r for r in _rows(rows, ("item", "value", "note"))]
         if band is not None:
             lines.append("The pool is estimated; the band comes from:")
-            lines += [f"  - {term}" for term in band.terms]
-            lines.append(f"  {band.removed_by} (vLLM logs it as 'Available KV cache memory'; "
+            lines += [f"  - {p(term)}" for term in band.terms]
+            lines.append(f"  {p(band.removed_by)} (vLLM logs it as 'Available KV cache memory'; "
                          "`kvlint capacity FILE --from-log LOG` reads it) removes the band")
     if result.differences:
         lines.append("Why it differs from the dtype-only estimate:")
-        lines += [f"  - {d.text}" for d in result.differences]
+        lines += [f"  - {p(d.text)}" for d in result.differences]
     if result.assumptions:
         lines.append("Assumptions:")
-        lines += [f"  - {a}" for a in result.assumptions]
+        lines += [f"  - {p(a)}" for a in result.assumptions]
     return "\n".join(lines) + "\n"
 
 
@@ -123,4 +124,4 @@ def _llamacpp_rows(result: CapacityResult) -> List[str]:
 
 def render_capacity_text(results: Iterable[CapacityResult]) -> str:
     """One block per manifest document, separated by a blank line. No colour codes."""
-    return "\n".join(render_one(r) for r in results)
+    return printable_block("\n".join(render_one(r) for r in results))

@@ -5,10 +5,9 @@ They only format a `DiffResult`; the comparison and the gate decision live in kv
 
 from __future__ import annotations
 
-import json
 from typing import Any, Dict, List, Optional
 
-from kvlint.text import markdown_cell
+from kvlint.text import json_text, markdown_cell, printable, printable_block
 
 from kvlint.diff.compare import DeploymentDiff, DiffResult
 from kvlint.findings import Finding
@@ -50,7 +49,8 @@ def _figure(deployment: DeploymentDiff, metric: str) -> str:
 
 
 def _finding_line(finding: Finding) -> str:
-    return f"{finding.file}:{finding.line}:{finding.column}: {finding.code} [{finding.severity}] {finding.name}: {finding.message}"
+    return (f"{printable(finding.file)}:{finding.line}:{finding.column}: {finding.code} [{finding.severity}] "
+            f"{finding.name}: {printable(finding.message)}")
 
 
 def _base_label(result: DiffResult) -> str:
@@ -91,7 +91,7 @@ def format_text(result: DiffResult) -> str:
     unchanged = len(result.deployments) - len(shown)
     out = [f"kvlint diff: {_base_label(result)} -> working tree ({len(result.files)} manifest file(s))", ""]
     for deployment in shown:
-        out.append(f"{deployment.file}: {deployment.name} [{deployment.status}]")
+        out.append(f"{printable(deployment.file)}: {printable(deployment.name)} [{deployment.status}]")
         for metric, label in _METRICS:
             out.append(f"  {label:<16} {_figure(deployment, metric)}")
         old_len = deployment.base.max_model_len if deployment.base else None
@@ -118,7 +118,7 @@ def format_text(result: DiffResult) -> str:
         out += [f"  {_finding_line(f)}" for f in others]
         out.append("")
     out.append(_verdict(result))
-    return "\n".join(out) + "\n"
+    return printable_block("\n".join(out) + "\n")
 
 
 # --- Markdown --------------------------------------------------------------------------------
@@ -215,7 +215,7 @@ def format_json(result: DiffResult) -> str:
         "new_findings": [_finding_json(f) for f in result.new_findings],
         "fixed_findings": [_finding_json(f) for f in result.fixed_findings],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return json_text(document) + "\n"
 
 
 def render_diff(result: DiffResult, fmt: str) -> str:

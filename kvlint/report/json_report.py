@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import json
+from kvlint.text import json_text
 
 if TYPE_CHECKING:  # type-only: the reporters must not load the pipeline they report on
     from kvlint.pipeline.check import CheckResult
@@ -36,4 +36,4 @@ def format_json(result: CheckResult, rulebook: object = None) -> str:
             for f in result.findings
         ],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return json_text(document) + "\n"

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional
 from kvlint.capacity import CapacityResult, compute
 from kvlint.capacity.startup_log import StartupLog
 from kvlint.deployment import Deployment
-from kvlint.text import aligned_table
+from kvlint.text import aligned_table, printable, printable_block
 
 GiB = 1 << 30
 
@@ -130,9 +130,9 @@ def _cell(value: Any) -> str:
 
 
 def render_log_comparison(result: Dict[str, Any]) -> str:
-    lines = [f"{result['file']} ({result['name']}): predicted against the start-up log"]
+    lines = [f"{printable(result['file'])} ({printable(result['name'])}): predicted against the start-up log"]
     if result["log_engine"] and result["log_engine"] != result["engine"]:
-        lines.append(f"  note: the log looks like {result['log_engine']}, the manifest says {result['engine']}")
+        lines.append(f"  note: the log looks like {printable(result['log_engine'])}, the manifest says {printable(result['engine'])}")
     table = []
     for row in result["rows"]:
         if row["predicted"] is None and row["logged"] is None:
@@ -153,8 +153,8 @@ def render_log_comparison(result: Dict[str, Any]) -> str:
         lines.append("  calibrate: put the logged figures in the manifest (memory.kv_cache_memory alone "
                      "removes every pool estimate and the band):")
         for key, value in result["calibrate"].items():
-            lines.append(f"    {key}: {value}")
+            lines.append(f"    {printable(key)}: {printable(value)}")
     else:
         lines.append("  the log has none of the capacity lines kvlint reads "
                      "(e.g. 'Available KV cache memory', 'KV Cache is allocated')")
-    return "\n".join(lines) + "\n"
+    return printable_block("\n".join(lines) + "\n")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, Dict, List
 from urllib.parse import quote
+
+from kvlint.text import json_text
 
 from kvlint import __version__
 from kvlint.rulebook import Rulebook
@@ -94,4 +95,4 @@ def format_sarif(result: CheckResult, rulebook: Rulebook) -> str:
             }
         ],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return json_text(document) + "\n"

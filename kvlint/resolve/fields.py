@@ -60,6 +60,10 @@ def get(data: Any, *path: str, kind: Any = None, lo: Optional[float] = None, hi:
     return current
 
 
+# hf_config's messages for a config it read and understood but whose model kvlint does not size
+_UNSIZED_MODEL = ("which kvlint does not size", "is not an attention layer kvlint can size")
+
+
 def model_geometry(
     data: Dict[str, Any], manifest_path: Optional[Path], catalogs: Catalogs, facts: Dict[str, Any]
 ) -> Optional[ModelGeometry]:
@@ -74,6 +78,12 @@ def model_geometry(
             model_facts["source"] = "config"
         except (ConfigError, OSError, ValueError) as exc:
             model_facts["config_error"] = f"cannot use model.config {config_path}: {_reason(exc)}"
+            # stated by the user (model.config, -m FILE, a model-config statement) and unreadable
+            # or broken: an error (KV211), even when the catalog knows the model (docs/security.md).
+            # A file read whole whose model kvlint cannot size (a hybrid) is kvlint's limit, not
+            # the file's fault: that stays KV203's warning.
+            if not any(marker in str(exc) for marker in _UNSIZED_MODEL):
+                model_facts["config_unreadable"] = model_facts["config_error"]
     entry = catalogs.models.lookup(name) if name else None
     lookup_name = name
     if entry is None and name and get(data, "engine", "name", kind=str) == "ollama":
@@ -86,6 +96,9 @@ def model_geometry(
         if base is None:
             base = entry.geometry()
             model_facts["source"] = "catalog"
+            if "config_unreadable" in model_facts:  # said, never silently replaced
+                model_facts["config_unreadable"] += (f"; the figures use the catalog's geometry for "
+                                                     f"{model_facts['catalog_id']} instead, which may not be the file's")
         weights = getattr(entry, "weight_bytes", None)
         if weights:
             model_facts["catalog_weight_bytes"] = weights

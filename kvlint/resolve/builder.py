@@ -115,6 +115,15 @@ class FactsBuilder:
         )
         return info
 
+    def _checkpoint_weights(self) -> Optional[Tuple[str, str, Optional[float]]]:
+        """The pre-quantized checkpoint's weights format model_geometry found (a catalog family
+        member's `weights`, or a local config.json's quantization_config), else None."""
+        facts = self.facts["model"]
+        fmt = facts.get("checkpoint_weights")
+        if not fmt:
+            return None
+        return fmt, facts.get("checkpoint_weights_source") or "the checkpoint", facts.get("checkpoint_scale_bytes")
+
     def _model(self) -> Optional[ModelGeometry]:
         facts = self.facts["model"]
         facts["name"] = get(self.data, "model", "name", kind=str)
@@ -333,7 +342,8 @@ class FactsBuilder:
         view.features(data)
         weights, weights_note = weights_bytes(data, self.facts["model"].get("catalog_weight_bytes"),
                                               self.facts["model"].get("catalog_weight_dtype"), geometry,
-                                              self.facts["model"].get("catalog_hidden_size"))
+                                              self.facts["model"].get("catalog_hidden_size"),
+                                              checkpoint=self._checkpoint_weights())
         memory = memory_plan(data, engine_name, gpu, view.default, weights)
         deployment = None
         if engine_name:

@@ -17,6 +17,7 @@ from kvlint.catalog.hf_config import (
     LINEAR_LAYER_TYPES,
     ConfigError,
     cached_config,
+    checkpoint_quantization,
     linear_layer_count,
     manifest_geometry_overrides,
     read_config,
@@ -61,10 +62,17 @@ def get(data: Any, *path: str, kind: Any = None, lo: Optional[float] = None, hi:
 
 
 def model_geometry(
-    data: Dict[str, Any], manifest_path: Optional[Path], catalogs: Catalogs, facts: Dict[str, Any]
+    data: Dict[str, Any], manifest_path: Optional[Path], catalogs: Catalogs, facts: Dict[str, Any],
+    checkpoint: Optional[Dict[str, Any]] = None,
 ) -> Optional[ModelGeometry]:
+    """The model's geometry: model.geometry over model.config, else the catalog (the name, or a
+    family member's), else the local Hugging Face cache. `checkpoint`, when given, receives the
+    weights format of a pre-quantized checkpoint as `weights_bytes` takes it: the config.json's
+    quantization_config (model.config, or the cached config of an uncatalogued name), else the
+    family member's `weights`."""
     name = get(data, "model", "name", kind=str) or ""
     model_facts = facts["model"]
+    checkpoint = checkpoint if checkpoint is not None else {}
     base: Optional[ModelGeometry] = None
     config_path = get(data, "model", "config", kind=str)
     if config_path:
@@ -72,6 +80,7 @@ def model_geometry(
         try:
             base = read_config(resolved, name=name)
             model_facts["source"] = "config"
+            _config_quantization(resolved, f"model.config {config_path}", model_facts, checkpoint)
         except (ConfigError, OSError, ValueError) as exc:
             model_facts["config_error"] = f"cannot use model.config {config_path}: {_reason(exc)}"
     entry, member = catalogs.models.resolve(name) if name else (None, None)
@@ -86,9 +95,10 @@ def model_geometry(
         if member is not None:
             model_facts["alias_of"] = entry.id
             model_facts["alias_note"] = family_note(name, entry.id, member)
-            if member.weights:
+            if member.weights and "format" not in checkpoint:
                 model_facts["checkpoint_weights"] = member.weights
                 model_facts["checkpoint_weights_source"] = f"{member.id} (family member of {entry.id})"
+                checkpoint.update(format=member.weights, source=model_facts["checkpoint_weights_source"], scale=None)
         if base is None:
             base = entry.geometry()
             model_facts["source"] = "catalog"
@@ -108,6 +118,7 @@ def model_geometry(
                 try:
                     base = read_config(cached, name=name)
                     model_facts["source"] = "hf-cache"
+                    _config_quantization(cached, f"{lookup_name} in the Hugging Face cache", model_facts, checkpoint)
                 except (ConfigError, OSError, ValueError) as exc:
                     model_facts["config_error"] = f"cannot use {cached}: {_reason(exc)}"
     geometry = get(data, "model", "geometry", kind=dict)
@@ -118,6 +129,25 @@ def model_geometry(
         except (ConfigError, ValueError) as exc:
             model_facts.setdefault("config_error", f"model.geometry is incomplete: {_reason(exc)}")
     return base
+
+
+def _config_quantization(path: Path, label: str, model_facts: Dict[str, Any], checkpoint: Dict[str, Any]) -> None:
+    """Record the weights format a config.json's quantization_config states (a GGUF file has none)."""
+    if str(path).lower().endswith(".gguf"):
+        return
+    try:
+        config = read_config_json(path)
+        found = checkpoint_quantization(config)
+    except (ConfigError, OSError, ValueError):
+        return
+    if found is None:
+        return
+    fmt, where, scale = found
+    model_facts["checkpoint_weights"] = fmt
+    model_facts["checkpoint_weights_source"] = f"{label}: {where}"
+    vocab = config.get("vocab_size") if isinstance(config, dict) else None
+    checkpoint.update(format=fmt, source=model_facts["checkpoint_weights_source"], scale=scale,
+                      vocab=vocab if type(vocab) is int and vocab > 0 else None)
 
 
 _RELATION = {
@@ -242,7 +272,7 @@ def weights_bytes(data: Dict[str, Any], catalog_bytes: Optional[int],
                   catalog_dtype: Optional[str] = None,
                   geometry: Optional[ModelGeometry] = None,
                   hidden_size: Optional[int] = None,
-                  checkpoint: Optional[Tuple[str, str, Optional[float]]] = None) -> Tuple[Optional[int], Optional[str]]:
+                  checkpoint: Optional[Tuple[Any, ...]] = None) -> Tuple[Optional[int], Optional[str]]:
     """Whole-model weight bytes and, when estimated, how.
 
     A written `model.dtype: float32` (`--dtype float32`) makes the engine cast a 16-bit checkpoint
@@ -276,14 +306,17 @@ def weights_bytes(data: Dict[str, Any], catalog_bytes: Optional[int],
         if float32 and dtype in _SIXTEEN_BIT:
             return int(params * 4), f"weights estimated as {params:.3g} params x 4 B ({dtype}{_FLOAT32_NOTE})"
         return int(params * per_param[dtype]), f"weights estimated as {params:.3g} params x {per_param[dtype]:g} B ({dtype})"
+    if checkpoint is not None and catalog_bytes and catalog_dtype not in _SIXTEEN_BIT and "quantization_config" in checkpoint[1]:
+        checkpoint = None  # the config of the catalogued (already quantized) checkpoint itself: its size stands
     if checkpoint is not None:
-        fmt, where, scale = checkpoint
+        fmt, where, scale = checkpoint[:3]
+        vocab = checkpoint[3] if len(checkpoint) > 3 else None  # the config.json's, when the geometry lacks it
         if fmt == "unknown" or fmt not in WEIGHT_DTYPE_BYTES:
             return None, f"{where}: the weights are unknown (kvlint does not price this checkpoint's layout; state model.weights.bytes)"
         if not catalog_bytes or catalog_dtype not in _SIXTEEN_BIT:
             return None, (f"{where}: the weights are unknown (kvlint needs the 16-bit parameter count of the "
                           "model it quantizes; state model.weights.params, dtype and unquantized_params)")
-        return _linear_quantized_weights(int(catalog_bytes), geometry, fmt, where, hidden_size, scale)
+        return _linear_quantized_weights(int(catalog_bytes), geometry, fmt, where, hidden_size, scale, vocab)
     online = _online_quantization(data)
     if online is not None and catalog_bytes and catalog_dtype in _SIXTEEN_BIT:
         return _online_fp8_weights(int(catalog_bytes), geometry, online, hidden_size)
@@ -314,10 +347,11 @@ def _online_quantization(data: Dict[str, Any]) -> Optional[str]:
 
 def _linear_quantized_weights(checkpoint_bytes: int, geometry: Optional[ModelGeometry], fmt: str, where: str,
                               hidden_size: Optional[int] = None,
-                              scale: Optional[float] = None) -> Tuple[Optional[int], Optional[str]]:
+                              scale: Optional[float] = None,
+                              vocab: Optional[int] = None) -> Tuple[Optional[int], Optional[str]]:
     """A pre-quantized checkpoint of a catalogued 16-bit model: the same split as online FP8
     (`_online_fp8_weights`), the linear layers at `fmt`'s bytes and scales."""
-    split = _unquantized_split(checkpoint_bytes, geometry, hidden_size)
+    split = _unquantized_split(checkpoint_bytes, geometry, hidden_size, vocab)
     if isinstance(split, str):
         return None, f"{where}: the weights are unknown ({split})"
     params, unquantized = split
@@ -327,10 +361,10 @@ def _linear_quantized_weights(checkpoint_bytes: int, geometry: Optional[ModelGeo
 
 
 def _unquantized_split(checkpoint_bytes: int, geometry: Optional[ModelGeometry],
-                       hidden_size: Optional[int] = None) -> Any:
+                       hidden_size: Optional[int] = None, vocab_size: Optional[int] = None) -> Any:
     """(parameters, of which outside the linear layers) of a 16-bit checkpoint, or why not known."""
     params = checkpoint_bytes / 2
-    vocab = getattr(geometry, "vocab_size", None) if geometry is not None else None
+    vocab = (getattr(geometry, "vocab_size", None) if geometry is not None else None) or vocab_size
     hidden = (getattr(geometry, "hidden_size", None) if geometry is not None else None) or hidden_size
     layers = geometry.num_layers if geometry is not None else None
     if not vocab or not hidden or not layers:

@@ -1,5 +1,5 @@
 """Model names as users write them: a catalogued model's family (base/instruct twin, old name,
-re-upload, quantized repository) resolves to its geometry with KV211 saying so; a quantized
+re-upload, quantized repository) resolves to its geometry with KV212 saying so; a quantized
 member's weights format prices its weights; any other uncatalogued name stays KV203.
 
 The dims below are the real config.json values, read from ai-dynamo/aiconfigurator
@@ -42,7 +42,7 @@ def test_every_family_member_resolves_to_its_entry(entry_id, member):
 def test_an_entry_id_is_not_a_family_member():
     entry, member = CATALOG.resolve("meta-llama/Llama-3.1-8B-Instruct")
     assert entry is not None and member is None
-    entry, member = CATALOG.resolve("meta-llama/Meta-Llama-3.1-8B-Instruct")  # plain alias: no KV211
+    entry, member = CATALOG.resolve("meta-llama/Meta-Llama-3.1-8B-Instruct")  # plain alias: no KV212
     assert entry is not None and member is None
 
 
@@ -148,8 +148,8 @@ def test_corpus_ids_resolve_with_kv211_not_kv203(tmp_path: Path, name, tp):
     manifest.write_text(MANIFEST.format(name=name, tp=tp))
     report = check_json(str(manifest))
     codes = [d["code"] for d in report["diagnostics"]]
-    assert "KV203" not in codes and "KV211" in codes, codes
-    kv211 = next(d for d in report["diagnostics"] if d["code"] == "KV211")
+    assert "KV203" not in codes and "KV212" in codes, codes
+    kv211 = next(d for d in report["diagnostics"] if d["code"] == "KV212")
     assert kv211["severity"] == "info" and name in kv211["message"]
 
 
@@ -158,7 +158,7 @@ def test_an_unlisted_name_stays_kv203(tmp_path: Path):
     manifest = tmp_path / "deploy.yaml"
     manifest.write_text(MANIFEST.format(name="meta-llama/Llama-3.1-8B-Instruct-finetune-x", tp=1))
     codes = [d["code"] for d in check_json(str(manifest))["diagnostics"]]
-    assert "KV203" in codes and "KV211" not in codes
+    assert "KV203" in codes and "KV212" not in codes
 
 
 def test_capacity_prices_a_quantized_member(tmp_path: Path):

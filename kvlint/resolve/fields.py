@@ -161,7 +161,7 @@ _RELATION = {
 
 
 def family_note(name: str, entry_id: str, member: Any) -> str:
-    """KV211's sentence: which catalogued model a family member's name was read as, and why."""
+    """KV212's sentence: which catalogued model a family member's name was read as, and why."""
     evidence = "its config.json" if member.verified else "its model card (config.json not verified)"
     weights = ""
     if member.weights == "unknown":

@@ -489,6 +489,106 @@ def read_config(path: Union[str, Path], name: Optional[str] = None) -> ModelGeom
     return geometry_from_config(read_config_json(path), name or str(path))
 
 
+# --- a checkpoint's quantization_config ---------------------------------------------------------
+
+
+def _num(block: Mapping[str, Any], *keys: str) -> Optional[int]:
+    for key in keys:
+        value = block.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _group_scales(group: Optional[int], zeros_bits: Optional[int]) -> Optional[float]:
+    """Scale bytes per weight of a group-quantized format: one 16-bit scale per `group` inputs,
+    plus a packed zero point of `zeros_bits` when the format keeps one; per-channel (group -1 or
+    absent) scales are one per output row, negligible beside the weights."""
+    if group is None or group <= 0:
+        return 0.0
+    return (2 + (zeros_bits or 0) / 8) / group
+
+
+def checkpoint_quantization(config: Any) -> Optional[Tuple[str, str, Optional[float]]]:
+    """The weights format a config.json's `quantization_config` states, as
+    (format, how it was read, scale bytes per quantized weight); None when the config has no
+    quantization_config. The format is a WEIGHT_DTYPE_BYTES spelling, or `unknown` when the
+    method, or its bits, is not one kvlint prices (then the weights are unknown, never guessed).
+
+    Layouts, as the engine allocates them (vLLM vllm/model_executor/layers/quantization/, v0.19.0):
+    awq.py and gptq.py `create_weights`: packed int weights, fp16 `scales` and packed `qzeros` per
+    group of group_size inputs; bitsandbytes.py: nf4/fp4 at 4 bit with one fp32 absmax per 64
+    values (bnb_4bit_use_double_quant: an 8-bit absmax and one fp32 per 256 blocks), or int8
+    with one fp32 scale per row; compressed_tensors/: `config_groups[*].weights` num_bits, type
+    and strategy (group: one scale per group_size); fp8.py: one fp32 scale per tensor, or per
+    weight_block_size block; modelopt.py: quant_algo FP8 or NVFP4; mxfp4.py: MXFP4 MoE experts."""
+    if not isinstance(config, Mapping):
+        return None
+    quant = config.get("quantization_config")
+    if not isinstance(quant, Mapping) and isinstance(config.get("text_config"), Mapping):
+        quant = config["text_config"].get("quantization_config")
+    if not isinstance(quant, Mapping):
+        return None
+    method = str(quant.get("quant_method") or "").strip().lower()
+    where = f"its quantization_config (quant_method {method or 'not given'}"
+    bits = _num(quant, "bits", "w_bit", "num_bits")
+    group = _num(quant, "group_size", "q_group_size")
+    if method == "fp8":
+        block = quant.get("weight_block_size")
+        scale = 0.0
+        if (isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and not isinstance(b, bool)
+                                                                  and b > 0 for b in block)):
+            scale = 4 / (block[0] * block[1])
+            where += f", weight_block_size {block[0]}x{block[1]}"
+        return "fp8", where + ")", scale
+    if method in ("awq", "gptq"):
+        if bits not in (4, 8):
+            return "unknown", where + f", bits {bits})", None
+        zero_point = quant.get("zero_point", True) if method == "awq" else not quant.get("sym", False)
+        zeros = bits if zero_point else None
+        where += f", {bits}-bit, group_size {group})"
+        return f"int{bits}", where, _group_scales(group, zeros)
+    if method == "bitsandbytes":
+        if quant.get("load_in_4bit"):
+            double = bool(quant.get("bnb_4bit_use_double_quant"))
+            scale = (1 / 64 + 4 / (64 * 256)) if double else 4 / 64
+            where += f", 4-bit {quant.get('bnb_4bit_quant_type') or 'fp4'}, absmax per 64"
+            return "int4", where + (" double-quantized)" if double else ")"), scale
+        if quant.get("load_in_8bit"):
+            return "int8", where + ", 8-bit)", 0.0
+        return "unknown", where + ", neither load_in_4bit nor load_in_8bit)", None
+    if method == "compressed-tensors":
+        fmt = str(quant.get("format") or "")
+        groups = quant.get("config_groups")
+        weights = [g.get("weights") for g in groups.values() if isinstance(g, Mapping)] if isinstance(groups, Mapping) else []
+        weights = [w for w in weights if isinstance(w, Mapping)]
+        if not weights:
+            return "unknown", where + ", no config_groups weights)", None
+        w = weights[0]
+        nbits, kind = _num(w, "num_bits"), str(w.get("type") or "int")
+        wgroup = _num(w, "group_size") if w.get("strategy") in ("group", "tensor_group") else None
+        where += f", {fmt or 'format not given'}, weights {kind} {nbits}-bit {w.get('strategy') or ''})".replace(" )", ")")
+        if "nvfp4" in fmt or (kind == "float" and nbits == 4):
+            return "nvfp4", where, None
+        if kind == "float" and nbits == 8:
+            return "fp8", where, 0.0 if wgroup is None else 4 / wgroup
+        if kind == "int" and nbits in (4, 8):
+            zeros = None if w.get("symmetric", True) else nbits
+            return f"int{nbits}", where, _group_scales(wgroup, zeros)
+        return "unknown", where, None
+    if method == "modelopt":
+        algo = str(quant.get("quant_algo") or "").upper()
+        where += f", quant_algo {algo or 'not given'})"
+        if algo == "FP8":
+            return "fp8", where, 0.0
+        if algo == "NVFP4":
+            return "nvfp4", where, None
+        return "unknown", where, None
+    if method == "mxfp4":
+        return "mxfp4", where + ")", None
+    return "unknown", where + ")", None
+
+
 # --- the manifest's model.geometry block -------------------------------------------------------
 
 _GEOMETRY_KEYS = frozenset(

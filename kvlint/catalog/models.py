@@ -55,6 +55,27 @@ class MlaSpec:
         return self.kv_lora_rank + self.qk_rope_head_dim
 
 
+# Weights formats a family member's checkpoint may carry (`family[].weights`): the WEIGHT_DTYPE_BYTES
+# spellings of a quantized format, and `unknown` where the checkpoint's layout is not priced.
+FAMILY_WEIGHTS = ("fp8", "int8", "int4", "nvfp4", "mxfp4", "unknown")
+
+
+@dataclass(frozen=True)
+class FamilyMember:
+    """A Hugging Face id that is certainly the catalogued model's geometry under another name: its
+    base or instruct twin, an old name, a re-upload, or a quantized repository. `source` is the
+    evidence (the member's config.json, else its model card's "quantized version of X"; then
+    `verified` is false). `weights` is the checkpoint's weights format when it differs from the
+    catalogued model's (a pre-quantized repository loads like the model quantized online)."""
+
+    id: str
+    relation: str  # base | instruct | rename | reupload | quantized | checkpoint
+    source: Source
+    verified: bool
+    weights: Optional[str] = None
+    note: Optional[str] = None
+
+
 @dataclass(frozen=True)
 class ModelEntry:
     """One model of the catalog: the geometry that sizes its KV cache, layer by layer."""
@@ -92,6 +113,7 @@ class ModelEntry:
     file: str
     architectures: Tuple[str, ...] = ()
     vocab_size: Optional[int] = None
+    family: Tuple[FamilyMember, ...] = ()
     _geometry_cache: Dict[str, ModelGeometry] = field(default_factory=dict, compare=False, repr=False)
 
     def kinds(self) -> List[AttentionKind]:
@@ -186,13 +208,25 @@ class ModelCatalog:
         return list(self._entries)
 
     def lookup(self, hf_id: str) -> Optional[ModelEntry]:
+        return self.resolve(hf_id)[0]
+
+    def resolve(self, hf_id: str) -> Tuple[Optional[ModelEntry], Optional[FamilyMember]]:
+        """(the catalogued entry, the family member the name matched, or None when it matched
+        the entry's id or a plain alias)."""
         if not isinstance(hf_id, str) or not hf_id.strip():
-            return None
+            return None, None
         key = normalize_model_name(hf_id)
         found = self._index.get(key)
         if found is None and "/" not in key:
             found = self._by_base.get(key)
-        return self._entries[found] if found is not None else None
+        if found is None:
+            return None, None
+        entry = self._entries[found]
+        if normalize_model_name(entry.id) == key:
+            return entry, None
+        member = next((m for m in entry.family if normalize_model_name(m.id) == key
+                       or normalize_model_name(m.id).rsplit("/", 1)[-1] == key), None)
+        return entry, member
 
     def suggest(self, name: str, n: int = 3) -> List[str]:
         """Catalog ids close to `name` (did-you-mean), best first."""
@@ -266,13 +300,15 @@ def _entry(data: Mapping[str, Any], file: str) -> ModelEntry:
     if "chunked" in kinds and chunk is None:
         raise CatalogError(f"{model_id}: chunked layers need attention.chunk", file)
 
+    family = tuple(_family_member(m, model_id, file) for m in data.get("family") or ())
     weights = data.get("weights") or {}
     dtype = data.get("dtype") or "bfloat16"
     if dtype not in ("bfloat16", "float16", "float32"):
         raise CatalogError(f"{model_id}: dtype {dtype!r} is not bfloat16, float16 or float32", file)
     return ModelEntry(
         id=model_id,
-        aliases=tuple(str(a) for a in data.get("aliases") or ()),
+        aliases=tuple(str(a) for a in data.get("aliases") or ()) + tuple(m.id for m in family),
+        family=family,
         architectures=tuple(str(a) for a in data.get("architectures") or ()),
         vocab_size=data.get("vocab_size"),
         model_type=data.get("model_type"),
@@ -305,6 +341,18 @@ def _entry(data: Mapping[str, Any], file: str) -> ModelEntry:
         sources=tuple(Source.from_data(s) for s in data["sources"]),
         file=file,
     )
+
+
+def _family_member(data: Any, model_id: str, file: str) -> FamilyMember:
+    if not isinstance(data, Mapping) or not isinstance(data.get("id"), str) or not data.get("source"):
+        raise CatalogError(f"{model_id}: a family member needs an id and a source", file)
+    weights = data.get("weights")
+    if weights is not None and weights not in FAMILY_WEIGHTS:
+        raise CatalogError(f"{model_id}: family member {data['id']}: weights {weights!r} is not one of "
+                           f"{', '.join(FAMILY_WEIGHTS)}", file)
+    return FamilyMember(id=data["id"], relation=str(data.get("relation") or "reupload"),
+                        source=Source.from_data(data["source"]), verified=bool(data.get("verified", False)),
+                        weights=weights, note=data.get("note"))
 
 
 def _load_file(path: Path, builtin: bool) -> List[ModelEntry]:

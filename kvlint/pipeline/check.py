@@ -15,7 +15,14 @@ from kvlint.findings import COULD_NOT_RUN, Finding, severity_rank
 from kvlint.load import InputError, LoadedFile, read_input, unreadable
 from kvlint.pipeline.discovery import LinkOut, discover_files, display_path
 from kvlint.pipeline.documents import analyze_document
-from kvlint.pipeline.native import NativeFile, covered_by_missing, given_despite_unread, load_source, native_terms
+from kvlint.pipeline.native import (
+    CAPACITY_GATE,
+    NativeFile,
+    covered_by_missing,
+    given_despite_unread,
+    load_source,
+    native_terms,
+)
 from kvlint.pipeline.selection import per_file_ignored
 from kvlint.pipeline.suppressions import apply_suppressions
 from kvlint.rulebook import Rulebook
@@ -70,6 +77,10 @@ def analyze_file(loaded: LoadedFile, context: CheckContext, source: Optional[Nat
             semantic = [f for f in semantic if not covered_by_missing(f, missing)]
         if source is not None and document.index in source.unread:
             semantic = [f for f in semantic if given_despite_unread(f, source.provenance.get(document.index, {}))]
+        if source is not None and document.index in source.unresolved_parallelism:
+            # `--tensor-parallel-size=$TP` unresolved: read as 1 it would divide nothing, so the
+            # capacity gate would judge the whole model on one GPU; its KV208 says the size is unknown
+            semantic = [f for f in semantic if f.code not in CAPACITY_GATE]
         if source is not None:
             provenance = source.provenance.get(document.index, {})
             semantic = [native_terms(f, document, provenance) for f in semantic]

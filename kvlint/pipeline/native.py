@@ -49,6 +49,9 @@ class NativeFile:
     # Documents whose engine config file (`--config`, `--extra_llm_api_options`) was not read:
     # any field it may set is unknown, so only checks on what the command line gives run.
     unread: Set[int] = field(default_factory=set)
+    # Documents whose tensor- or pipeline-parallel size is written but not resolved ($TP): the
+    # per-GPU weights and pool are unknown, so the capacity gate's verdicts are not claimed.
+    unresolved_parallelism: Set[int] = field(default_factory=set)
 
 
 def native_format(path: str, head: bytes, config: Config) -> Optional[str]:
@@ -167,6 +170,8 @@ def read_native(raw: bytes, display: str, fmt: str, config: Optional[Config] = N
         # An unpinned image (KV206) is why the release is missing: one finding, on the image, that
         # says so and what did not run, instead of a KV206 and a KV207 for the same cause.
         unpinned = {p.pointer for p in workload.problems if p.kind == "unpinned-image"}
+        if any(p.kind == "unresolved-value" and p.pointer in _PARALLELISM for p in workload.problems):
+            native.unresolved_parallelism.add(position)
         for problem in workload.problems:
             if _same_gpu(problem, catalog_dirs):
                 continue
@@ -184,6 +189,11 @@ def read_native(raw: bytes, display: str, fmt: str, config: Optional[Config] = N
                 message=f"{workload.name}: {how}{_missing_suffix(pointer, path not in ('', '-'))}",
             ).with_location(span))
     return native
+
+
+_PARALLELISM = ("/parallelism/tensor", "/parallelism/pipeline")
+# The capacity gate's verdicts, each computed per GPU from the parallel sizes.
+CAPACITY_GATE = ("KV601", "KV602", "KV603", "KV606", "KV610")
 
 
 def _missing_span(workload, pointer: str) -> Optional[Span]:

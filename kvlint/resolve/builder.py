@@ -64,6 +64,7 @@ class FactsBuilder:
         self.file = file
         self.manifest_path = manifest_path
         self.catalogs = catalogs
+        self._checkpoint: Dict[str, Any] = {}  # a pre-quantized checkpoint's weights format (model_geometry)
         self.facts: Dict[str, Any] = {
             "kind": get(data, "kind", kind=str) or "Deployment",
             "file": file,
@@ -115,11 +116,19 @@ class FactsBuilder:
         )
         return info
 
+    def _checkpoint_weights(self) -> Optional[Tuple[Any, ...]]:
+        """The pre-quantized checkpoint's weights format model_geometry found (a catalog family
+        member's `weights`, or a local config.json's quantization_config), else None."""
+        found = getattr(self, "_checkpoint", None) or {}
+        if not found.get("format"):
+            return None
+        return found["format"], found.get("source") or "the checkpoint", found.get("scale"), found.get("vocab")
+
     def _model(self) -> Optional[ModelGeometry]:
         facts = self.facts["model"]
         facts["name"] = get(self.data, "model", "name", kind=str)
         facts["source"] = None
-        geometry = model_geometry(self.data, self.manifest_path, self.catalogs, self.facts)
+        geometry = model_geometry(self.data, self.manifest_path, self.catalogs, self.facts, self._checkpoint)
         facts["known"] = geometry is not None
         facts["kv_scales"] = get(self.data, "model", "kv_scales", kind=str) or "none"
         if geometry is not None:
@@ -333,7 +342,8 @@ class FactsBuilder:
         view.features(data)
         weights, weights_note = weights_bytes(data, self.facts["model"].get("catalog_weight_bytes"),
                                               self.facts["model"].get("catalog_weight_dtype"), geometry,
-                                              self.facts["model"].get("catalog_hidden_size"))
+                                              self.facts["model"].get("catalog_hidden_size"),
+                                              checkpoint=self._checkpoint_weights())
         memory = memory_plan(data, engine_name, gpu, view.default, weights)
         deployment = None
         if engine_name:

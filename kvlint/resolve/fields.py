@@ -17,6 +17,7 @@ from kvlint.catalog.hf_config import (
     LINEAR_LAYER_TYPES,
     ConfigError,
     cached_config,
+    checkpoint_quantization,
     linear_layer_count,
     manifest_geometry_overrides,
     read_config,
@@ -65,10 +66,17 @@ _UNSIZED_MODEL = ("which kvlint does not size", "is not an attention layer kvlin
 
 
 def model_geometry(
-    data: Dict[str, Any], manifest_path: Optional[Path], catalogs: Catalogs, facts: Dict[str, Any]
+    data: Dict[str, Any], manifest_path: Optional[Path], catalogs: Catalogs, facts: Dict[str, Any],
+    checkpoint: Optional[Dict[str, Any]] = None,
 ) -> Optional[ModelGeometry]:
+    """The model's geometry: model.geometry over model.config, else the catalog (the name, or a
+    family member's), else the local Hugging Face cache. `checkpoint`, when given, receives the
+    weights format of a pre-quantized checkpoint as `weights_bytes` takes it: the config.json's
+    quantization_config (model.config, or the cached config of an uncatalogued name), else the
+    family member's `weights`."""
     name = get(data, "model", "name", kind=str) or ""
     model_facts = facts["model"]
+    checkpoint = checkpoint if checkpoint is not None else {}
     base: Optional[ModelGeometry] = None
     config_path = get(data, "model", "config", kind=str)
     if config_path:
@@ -76,6 +84,7 @@ def model_geometry(
         try:
             base = read_config(resolved, name=name)
             model_facts["source"] = "config"
+            _config_quantization(resolved, f"model.config {config_path}", model_facts, checkpoint)
         except (ConfigError, OSError, ValueError) as exc:
             model_facts["config_error"] = f"cannot use model.config {config_path}: {_reason(exc)}"
             # stated by the user (model.config, -m FILE, a model-config statement) and unreadable
@@ -84,7 +93,7 @@ def model_geometry(
             # the file's fault: that stays KV203's warning.
             if not any(marker in str(exc) for marker in _UNSIZED_MODEL):
                 model_facts["config_unreadable"] = model_facts["config_error"]
-    entry = catalogs.models.lookup(name) if name else None
+    entry, member = catalogs.models.resolve(name) if name else (None, None)
     lookup_name = name
     if entry is None and name and get(data, "engine", "name", kind=str) == "ollama":
         lookup_name = _ollama_library(name, model_facts)
@@ -93,6 +102,13 @@ def model_geometry(
             model_facts["ollama_case"] = "mapped" if entry is not None else "uncatalogued"
     if entry is not None:
         model_facts["catalog_id"] = getattr(entry, "id", name)
+        if member is not None:
+            model_facts["alias_of"] = entry.id
+            model_facts["alias_note"] = family_note(name, entry.id, member)
+            if member.weights and "format" not in checkpoint:
+                model_facts["checkpoint_weights"] = member.weights
+                model_facts["checkpoint_weights_source"] = f"{member.id} (family member of {entry.id})"
+                checkpoint.update(format=member.weights, source=model_facts["checkpoint_weights_source"], scale=None)
         if base is None:
             base = entry.geometry()
             model_facts["source"] = "catalog"
@@ -115,6 +131,7 @@ def model_geometry(
                 try:
                     base = read_config(cached, name=name)
                     model_facts["source"] = "hf-cache"
+                    _config_quantization(cached, f"{lookup_name} in the Hugging Face cache", model_facts, checkpoint)
                 except (ConfigError, OSError, ValueError) as exc:
                     model_facts["config_error"] = f"cannot use {cached}: {_reason(exc)}"
     geometry = get(data, "model", "geometry", kind=dict)
@@ -125,6 +142,47 @@ def model_geometry(
         except (ConfigError, ValueError) as exc:
             model_facts.setdefault("config_error", f"model.geometry is incomplete: {_reason(exc)}")
     return base
+
+
+def _config_quantization(path: Path, label: str, model_facts: Dict[str, Any], checkpoint: Dict[str, Any]) -> None:
+    """Record the weights format a config.json's quantization_config states (a GGUF file has none)."""
+    if str(path).lower().endswith(".gguf"):
+        return
+    try:
+        config = read_config_json(path)
+        found = checkpoint_quantization(config)
+    except (ConfigError, OSError, ValueError):
+        return
+    if found is None:
+        return
+    fmt, where, scale = found
+    model_facts["checkpoint_weights"] = fmt
+    model_facts["checkpoint_weights_source"] = f"{label}: {where}"
+    vocab = config.get("vocab_size") if isinstance(config, dict) else None
+    checkpoint.update(format=fmt, source=model_facts["checkpoint_weights_source"], scale=scale,
+                      vocab=vocab if type(vocab) is int and vocab > 0 else None)
+
+
+_RELATION = {
+    "base": "the base model of the same architecture and dims",
+    "instruct": "the instruct model of the same architecture and dims",
+    "rename": "the same repository under its earlier name",
+    "reupload": "a re-upload of the same checkpoint",
+    "quantized": "a quantized checkpoint of it",
+    "checkpoint": "a checkpoint of the same architecture and dims",
+}
+
+
+def family_note(name: str, entry_id: str, member: Any) -> str:
+    """KV212's sentence: which catalogued model a family member's name was read as, and why."""
+    evidence = "its config.json" if member.verified else "its model card (config.json not verified)"
+    weights = ""
+    if member.weights == "unknown":
+        weights = "; its weights format is not priced, so the weights are unknown"
+    elif member.weights:
+        weights = f"; weights priced as its {member.weights} checkpoint"
+    return (f"model {name} read as the catalogued {entry_id}: {_RELATION.get(member.relation, member.relation)}, "
+            f"same KV geometry per {evidence}: {member.source}{weights}")
 
 
 def _ollama_library(name: str, model_facts: Dict[str, Any]) -> str:
@@ -226,7 +284,8 @@ _FLOAT32_NOTE = ("; the model runs in float32 (model.dtype), so vLLM/SGLang load
 def weights_bytes(data: Dict[str, Any], catalog_bytes: Optional[int],
                   catalog_dtype: Optional[str] = None,
                   geometry: Optional[ModelGeometry] = None,
-                  hidden_size: Optional[int] = None) -> Tuple[Optional[int], Optional[str]]:
+                  hidden_size: Optional[int] = None,
+                  checkpoint: Optional[Tuple[Any, ...]] = None) -> Tuple[Optional[int], Optional[str]]:
     """Whole-model weight bytes and, when estimated, how.
 
     A written `model.dtype: float32` (`--dtype float32`) makes the engine cast a 16-bit checkpoint
@@ -237,6 +296,12 @@ def weights_bytes(data: Dict[str, Any], catalog_bytes: Optional[int],
 
     Online quantization (`engine.options.quantization: fp8`, vLLM/SGLang `--quantization fp8` on a
     16-bit checkpoint) loads the linear layers at 1 B per parameter: see `_online_fp8_weights`.
+
+    `checkpoint` is a pre-quantized checkpoint's weights format (format, where it was read, scale
+    bytes per weight or None for the format's usual layout): a catalog family member's `weights`
+    (RedHatAI/...-FP8) or the `quantization_config` of a local config.json. The engine loads it as
+    it loads the 16-bit model quantized online: the linear layers at the format's bytes plus its
+    scales, the embedding, lm_head and norms at 16 bit. Format `unknown` leaves the weights unknown.
     """
     weights = get(data, "model", "weights", kind=dict) or {}
     explicit = parse_size(weights.get("bytes")) if "bytes" in weights else None
@@ -254,6 +319,17 @@ def weights_bytes(data: Dict[str, Any], catalog_bytes: Optional[int],
         if float32 and dtype in _SIXTEEN_BIT:
             return int(params * 4), f"weights estimated as {params:.3g} params x 4 B ({dtype}{_FLOAT32_NOTE})"
         return int(params * per_param[dtype]), f"weights estimated as {params:.3g} params x {per_param[dtype]:g} B ({dtype})"
+    if checkpoint is not None and catalog_bytes and catalog_dtype not in _SIXTEEN_BIT and "quantization_config" in checkpoint[1]:
+        checkpoint = None  # the config of the catalogued (already quantized) checkpoint itself: its size stands
+    if checkpoint is not None:
+        fmt, where, scale = checkpoint[:3]
+        vocab = checkpoint[3] if len(checkpoint) > 3 else None  # the config.json's, when the geometry lacks it
+        if fmt == "unknown" or fmt not in WEIGHT_DTYPE_BYTES:
+            return None, f"{where}: the weights are unknown (kvlint does not price this checkpoint's layout; state model.weights.bytes)"
+        if not catalog_bytes or catalog_dtype not in _SIXTEEN_BIT:
+            return None, (f"{where}: the weights are unknown (kvlint needs the 16-bit parameter count of the "
+                          "model it quantizes; state model.weights.params, dtype and unquantized_params)")
+        return _linear_quantized_weights(int(catalog_bytes), geometry, fmt, where, hidden_size, scale, vocab)
     online = _online_quantization(data)
     if online is not None and catalog_bytes and catalog_dtype in _SIXTEEN_BIT:
         return _online_fp8_weights(int(catalog_bytes), geometry, online, hidden_size)
@@ -280,6 +356,37 @@ def _online_quantization(data: Dict[str, Any]) -> Optional[str]:
     if isinstance(method, str) and method.strip().lower() in _ONLINE_FP8:
         return method.strip().lower()
     return None
+
+
+def _linear_quantized_weights(checkpoint_bytes: int, geometry: Optional[ModelGeometry], fmt: str, where: str,
+                              hidden_size: Optional[int] = None,
+                              scale: Optional[float] = None,
+                              vocab: Optional[int] = None) -> Tuple[Optional[int], Optional[str]]:
+    """A pre-quantized checkpoint of a catalogued 16-bit model: the same split as online FP8
+    (`_online_fp8_weights`), the linear layers at `fmt`'s bytes and scales."""
+    split = _unquantized_split(checkpoint_bytes, geometry, hidden_size, vocab)
+    if isinstance(split, str):
+        return None, f"{where}: the weights are unknown ({split})"
+    params, unquantized = split
+    total, how = quantized_weights(params, fmt, unquantized, scale)
+    return total, (f"{where}: a {fmt} checkpoint, loaded as the 16-bit model quantized to {fmt} (linear layers "
+                   f"quantized; embedding, lm_head and norms at 16 bit): {how}")
+
+
+def _unquantized_split(checkpoint_bytes: int, geometry: Optional[ModelGeometry],
+                       hidden_size: Optional[int] = None, vocab_size: Optional[int] = None) -> Any:
+    """(parameters, of which outside the linear layers) of a 16-bit checkpoint, or why not known."""
+    params = checkpoint_bytes / 2
+    vocab = (getattr(geometry, "vocab_size", None) if geometry is not None else None) or vocab_size
+    hidden = (getattr(geometry, "hidden_size", None) if geometry is not None else None) or hidden_size
+    layers = geometry.num_layers if geometry is not None else None
+    if not vocab or not hidden or not layers:
+        return ("kvlint needs the model's vocab_size and hidden_size to count the embedding and lm_head "
+                "kept at 16 bit; state model.weights.params, dtype and unquantized_params")
+    unquantized = 2 * vocab * hidden + (2 * layers + 1) * hidden
+    if unquantized >= params:
+        return "the geometry does not fit the checkpoint size"
+    return params, unquantized
 
 
 def _online_fp8_weights(checkpoint_bytes: int, geometry: Optional[ModelGeometry],
@@ -329,12 +436,14 @@ def _kv_connector(options: Dict[str, Any]) -> Optional[str]:
     return None
 
 
-def quantized_weights(params: float, dtype: str, unquantized: float) -> Tuple[int, str]:
+def quantized_weights(params: float, dtype: str, unquantized: float,
+                      scale: Optional[float] = None) -> Tuple[int, str]:
     """A quantized checkpoint's weight bytes: the quantized linear layers at their bits plus their
-    scales, and `unquantized` parameters (embeddings, lm_head, norms, MoE router, a vision tower)
+    scales (`scale` bytes per weight when the checkpoint's config says, else the format's usual
+    layout), and `unquantized` parameters (embeddings, lm_head, norms, MoE router, a vision tower)
     at 16 bit, as the GPTQ/AWQ/FP8 formats keep them."""
     quantized = params - unquantized
-    per = WEIGHT_DTYPE_BYTES[dtype] + _SCALE_BYTES_PER_WEIGHT.get(dtype, 0.0)
+    per = WEIGHT_DTYPE_BYTES[dtype] + (_SCALE_BYTES_PER_WEIGHT.get(dtype, 0.0) if scale is None else scale)
     total = int(quantized * per + unquantized * 2)
     return total, (f"weights estimated as {quantized:.3g} quantized params x {per:.4g} B ({dtype} with "
                    f"its scales) + {unquantized:.3g} params kept at 16 bit")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 from typing import List
 
@@ -49,7 +48,7 @@ services:
       "VLLM_C #not a comment": "1 # nor this"
 """
     script = ("#!/bin/sh\n"
-              f"vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtype 'fp8\x1b[31m\n::error::sh' "
+              "vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtype 'fp8\x1b[31m\n::error::sh' "
               "--tensor-parallel-size 1\n")
     dockerfile = ("FROM vllm/vllm-openai:v0.19.1\n"
                   'CMD ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--kv-cache-dtype", '

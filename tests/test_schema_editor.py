@@ -87,3 +87,11 @@ def test_engine_specific_sets_are_left_to_kvlint():
         assert "enum" not in sub and sub["type"] == "string"
         assert "kvlint" in sub["description"]
 
+
+def test_the_schema_store_entry_points_at_this_schema():
+    entry = json.loads((REPO_ROOT / "docs" / "editors" / "schemastore-catalog-entry.json").read_text(encoding="utf-8"))
+    assert set(entry) >= {"name", "description", "fileMatch", "url"}
+    assert entry["url"] == "https://raw.githubusercontent.com/kvlint/kvlint/main/schemas/manifest.v1.json"
+    for pattern in entry["fileMatch"]:
+        assert "kvlint" in pattern and pattern.endswith((".yaml", ".yml")), pattern
+    assert entry["url"] in (REPO_ROOT / "docs" / "editors.md").read_text(encoding="utf-8")

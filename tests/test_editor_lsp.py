@@ -46,7 +46,7 @@ class LspClient:
     def __init__(self, command: List[str], cwd: Path):
         self.process = subprocess.Popen(command, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL)
-        self.messages: "queue.Queue[Dict[str, Any]]" = queue.Queue()
+        self.messages: queue.Queue[Dict[str, Any]] = queue.Queue()
         self.next_id = 0
         threading.Thread(target=self._read, daemon=True).start()
 

@@ -361,3 +361,19 @@ def test_a_corrupt_cache_entry_costs_only_speed(project: Path, tmp_path: Path, d
         cache.chmod(0o777)  # group/world-writable: not used at all
     second = kvlint(["check", "deploy.yaml", "--output-format", "json"], project, cache=cache)
     assert second.returncode == first.returncode and diagnostics(second) == diagnostics(first)
+
+
+# --- Wrong pass: each a finding, not a silent exit 0 -------------------------------------------
+
+
+@pytest.mark.parametrize("base", ['"   "', '"\\t\\n"'])
+def test_whitespace_only_ablation_base_is_an_empty_base(project: Path, base: str):
+    text = ("apiVersion: kvlint/v1\nkind: Ablation\nmetadata:\n  name: a\nbase: " + base
+            + "\nvariants:\n  - name: v1\n    overrides:\n      kv_cache:\n        dtype: fp8\n")
+    (project / "a.yaml").write_text(text)
+    completed = kvlint(["check", "a.yaml", "--output-format", "json"], project)
+    assert completed.returncode == 1
+    found = diagnostics(completed)
+    assert [(d["code"], d["line"]) for d in found] == [("KV703", 5)]
+    assert "the base is empty" in found[0]["message"]
+    assert kvlint(["capacity", "a.yaml"], project).returncode == 1

@@ -377,3 +377,43 @@ def test_whitespace_only_ablation_base_is_an_empty_base(project: Path, base: str
     assert [(d["code"], d["line"]) for d in found] == [("KV703", 5)]
     assert "the base is empty" in found[0]["message"]
     assert kvlint(["capacity", "a.yaml"], project).returncode == 1
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])
+def test_duplicate_key_in_an_engine_config_file_is_an_error(project: Path, engine: str):
+    """As in a manifest (KV002, error): the file is still read, the last value winning."""
+    command = {
+        "vllm": "vllm serve meta-llama/Llama-3.1-8B-Instruct --config cfg.yaml",
+        "sglang": "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --config cfg.yaml",
+        "trtllm": "trtllm-serve meta-llama/Llama-3.1-8B-Instruct --extra_llm_api_options cfg.yaml",
+    }[engine]
+    config = {
+        "vllm": "kv-cache-dtype: fp8\nmax-model-len: 8192\nkv-cache-dtype: auto\n",
+        "sglang": "kv-cache-dtype: fp8_e5m2\ncontext-length: 8192\nkv-cache-dtype: auto\n",
+        "trtllm": "kv_cache_config:\n  dtype: fp8\n  dtype: auto\nmax_seq_len: 8192\n",
+    }[engine]
+    (project / "run.sh").write_text("#!/bin/sh\n# kvlint: gpu=H100-SXM-80GB\n" + command + "\n")
+    (project / "cfg.yaml").write_text(config)
+    before = digest(project)
+    completed = kvlint(["check", "run.sh", "--output-format", "json"], project)
+    assert completed.returncode == 1
+    found = [d for d in diagnostics(completed) if d["code"] in ("KV002", "KV208")]
+    assert [(d["code"], d["severity"], d["line"]) for d in found] == [("KV002", "error", 3)]
+    assert "cfg.yaml' line 3: duplicate key" in found[0]["message"]
+    assert digest(project) == before
+
+
+def test_duplicate_key_in_a_mounted_configmap_points_into_it(project: Path):
+    k8s = K8S.replace('args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--kv-cache-dtype", "fp8"]',
+                      'args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--config", "/etc/vllm/cfg.yaml"]\n'
+                      "          volumeMounts:\n          - {name: cfg, mountPath: /etc/vllm}")
+    k8s = k8s.replace("      nodeSelector:", "      volumes:\n      - name: cfg\n        configMap: {name: vllm-cfg}\n"
+                      "      nodeSelector:")
+    text = k8s + ("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: vllm-cfg\ndata:\n  cfg.yaml: |\n"
+                  "    kv-cache-dtype: fp8\n    kv-cache-dtype: auto\n")
+    (project / "all.yaml").write_text(text)
+    completed = kvlint(["check", "all.yaml", "--output-format", "json"], project)
+    assert completed.returncode == 1
+    found = [d for d in diagnostics(completed) if d["code"] in ("KV002", "KV208")]
+    line = text.splitlines().index("    kv-cache-dtype: auto") + 1
+    assert [(d["code"], d["line"], d["column"]) for d in found] == [("KV002", line, 5)]

@@ -417,3 +417,45 @@ def test_duplicate_key_in_a_mounted_configmap_points_into_it(project: Path):
     found = [d for d in diagnostics(completed) if d["code"] in ("KV002", "KV208")]
     line = text.splitlines().index("    kv-cache-dtype: auto") + 1
     assert [(d["code"], d["line"], d["column"]) for d in found] == [("KV002", line, 5)]
+
+
+PRODUCTION_STACK = """\
+servingEngineSpec:
+  modelSpec:
+  - name: llama8b
+    repository: vllm/vllm-openai
+    tag: v0.19.1
+    modelURL: meta-llama/Llama-3.1-8B-Instruct
+    requestGPU: 1
+    nodeSelectorTerms:
+      - matchExpressions:
+          - key: nvidia.com/gpu.product
+            operator: In
+            values: [NVIDIA-H100-80GB-HBM3]
+    vllmConfig:
+      maxModelLen: 8192
+      extraArgs: EXTRA
+"""
+
+
+@pytest.mark.parametrize("extra", ['"--kv-cache-dtype fp8 --max-model-len 8192"', "true"])
+def test_helm_extra_args_that_is_not_a_list_is_the_chart_error(project: Path, extra: str):
+    """production-stack's deployment-vllm-multi.yaml does `range .extraArgs`: Go templates
+    refuse a string, so Helm renders nothing; kvlint says so instead of dropping the flags."""
+    text = PRODUCTION_STACK.replace("EXTRA", extra)
+    (project / "values.yaml").write_text(text)
+    completed = kvlint(["check", "values.yaml", "--output-format", "json"], project)
+    assert completed.returncode == 1
+    found = [d for d in diagnostics(completed) if d["severity"] == "error"]
+    assert [(d["code"], d["line"]) for d in found] == [("KV005", text.splitlines().index("      extraArgs: " + extra) + 1)]
+    assert "not a list" in found[0]["message"] and "range" in found[0]["message"]
+
+
+def test_helm_extra_args_as_a_map_is_its_values_in_key_order(project: Path):
+    text = PRODUCTION_STACK.replace("extraArgs: EXTRA", 'extraArgs:\n        b: "fp8"\n        a: "--kv-cache-dtype"')
+    (project / "values.yaml").write_text(text)
+    completed = kvlint(["check", "values.yaml", "--output-format", "json"], project)
+    assert completed.returncode in (0, 1)
+    assert not [d for d in diagnostics(completed) if d["code"] in ("KV005", "KV319", "KV320")]
+    converted = kvlint(["convert", "values.yaml"], project)
+    assert 'dtype: "fp8"' in converted.stdout

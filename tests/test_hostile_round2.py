@@ -459,3 +459,60 @@ def test_helm_extra_args_as_a_map_is_its_values_in_key_order(project: Path):
     assert not [d for d in diagnostics(completed) if d["code"] in ("KV005", "KV319", "KV320")]
     converted = kvlint(["convert", "values.yaml"], project)
     assert 'dtype: "fp8"' in converted.stdout
+
+
+UNIT_HEAD = "# kvlint: gpu=H100-SXM-80GB\n# kvlint: engine-version=b4747\n"
+UNIT_EXEC = "ExecStart=llama-server -m /models/llama-3.1-8b-instruct-q4_k_m.gguf -c 8192\n"
+
+
+def _unit_kv(project: Path, text: str) -> str:
+    (project / "llama.service").write_text(text)
+    completed = kvlint(["convert", "llama.service"], project)
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout.split("kv_cache:", 1)[1].split("hardware:", 1)[0]
+
+
+@pytest.mark.parametrize("case", ["empty Environment=", "UnsetEnvironment=NAME", "UnsetEnvironment=NAME=value"])
+def test_systemd_environment_resets_and_unsets(project: Path, case: str):
+    """systemd.exec(5): an empty Environment= resets the list; UnsetEnvironment= is applied last
+    (NAME removes any assignment, NAME=value only that one)."""
+    last = {
+        "empty Environment=": "Environment=\n",
+        "UnsetEnvironment=NAME": "UnsetEnvironment=LLAMA_ARG_CACHE_TYPE_K\n",
+        "UnsetEnvironment=NAME=value": "UnsetEnvironment=LLAMA_ARG_CACHE_TYPE_K=q8_0\n",
+    }[case]
+    head = "[Service]\n" + ("UnsetEnvironment=LLAMA_ARG_CACHE_TYPE_K\n" if "Unset" in case else "")
+    text = UNIT_HEAD + head.replace("UnsetEnvironment=LLAMA_ARG_CACHE_TYPE_K\n", "") \
+        + "Environment=LLAMA_ARG_CACHE_TYPE_K=q8_0\n" + last + UNIT_EXEC
+    assert "key_dtype" not in _unit_kv(project, text)
+    # the list reset is not a blanket removal: what comes after the empty Environment= counts,
+    # and an UnsetEnvironment=NAME=value with another value removes nothing
+    after = text.replace(last, last + "Environment=LLAMA_ARG_CACHE_TYPE_K=q4_0\n") if case == "empty Environment=" \
+        else text.replace("=q8_0\nUnset", "=q4_0\nUnset")
+    kv = _unit_kv(project, after)
+    assert ("key_dtype: \"q4_0\"" in kv) == (case != "UnsetEnvironment=NAME")
+
+
+def test_systemd_env_wrapper_in_execstart_reaches_the_engine(project: Path):
+    text = UNIT_HEAD + "[Service]\nEnvironment=LLAMA_ARG_CACHE_TYPE_K=f16\n" + UNIT_EXEC.replace(
+        "ExecStart=", "ExecStart=/usr/bin/env LLAMA_ARG_CACHE_TYPE_K=q8_0 LLAMA_ARG_CACHE_TYPE_V=q4_0 ")
+    kv = _unit_kv(project, text)
+    assert 'key_dtype: "q8_0"  # ExecStart (line 5): env LLAMA_ARG_CACHE_TYPE_K=' in kv
+    assert 'value_dtype: "q4_0"' in kv
+
+
+@pytest.mark.parametrize("header", ["[Service ]", "[ Service]", "[service]"])
+def test_systemd_near_miss_section_is_ignored_as_systemd_does(project: Path, header: str):
+    """conf-parser.c takes the text between the brackets, unstripped, and compares it exactly:
+    the section is unknown and its settings ignored; kvlint ignores them too, with an info."""
+    text = UNIT_HEAD + header + "\nEnvironment=LLAMA_ARG_CACHE_TYPE_K=q8_0\n[Service]\n" + UNIT_EXEC
+    assert "key_dtype" not in _unit_kv(project, text)
+    completed = kvlint(["check", "llama.service", "--output-format", "json"], project)
+    found = [d for d in diagnostics(completed) if d["code"] == "KV208"]
+    assert [(d["severity"], d["line"], d["column"]) for d in found] == [("info", 3, 1)]
+    assert "systemd" in found[0]["message"] and "ignores" in found[0]["message"]
+    # a unit whose only [Service] is the near miss starts nothing: the info, no workload
+    (project / "only.service").write_text(UNIT_HEAD + header + "\n" + UNIT_EXEC)
+    completed = kvlint(["check", "only.service", "--output-format", "json"], project)
+    assert completed.returncode == 0
+    assert [(d["code"], d["line"]) for d in diagnostics(completed)] == [("KV208", 3)]

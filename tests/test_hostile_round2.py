@@ -361,3 +361,158 @@ def test_a_corrupt_cache_entry_costs_only_speed(project: Path, tmp_path: Path, d
         cache.chmod(0o777)  # group/world-writable: not used at all
     second = kvlint(["check", "deploy.yaml", "--output-format", "json"], project, cache=cache)
     assert second.returncode == first.returncode and diagnostics(second) == diagnostics(first)
+
+
+# --- Wrong pass: each a finding, not a silent exit 0 -------------------------------------------
+
+
+@pytest.mark.parametrize("base", ['"   "', '"\\t\\n"'])
+def test_whitespace_only_ablation_base_is_an_empty_base(project: Path, base: str):
+    text = ("apiVersion: kvlint/v1\nkind: Ablation\nmetadata:\n  name: a\nbase: " + base
+            + "\nvariants:\n  - name: v1\n    overrides:\n      kv_cache:\n        dtype: fp8\n")
+    (project / "a.yaml").write_text(text)
+    completed = kvlint(["check", "a.yaml", "--output-format", "json"], project)
+    assert completed.returncode == 1
+    found = diagnostics(completed)
+    assert [(d["code"], d["line"]) for d in found] == [("KV703", 5)]
+    assert "the base is empty" in found[0]["message"]
+    assert kvlint(["capacity", "a.yaml"], project).returncode == 1
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])
+def test_duplicate_key_in_an_engine_config_file_is_an_error(project: Path, engine: str):
+    """As in a manifest (KV002, error): the file is still read, the last value winning."""
+    command = {
+        "vllm": "vllm serve meta-llama/Llama-3.1-8B-Instruct --config cfg.yaml",
+        "sglang": "python -m sglang.launch_server --model-path meta-llama/Llama-3.1-8B-Instruct --config cfg.yaml",
+        "trtllm": "trtllm-serve meta-llama/Llama-3.1-8B-Instruct --extra_llm_api_options cfg.yaml",
+    }[engine]
+    config = {
+        "vllm": "kv-cache-dtype: fp8\nmax-model-len: 8192\nkv-cache-dtype: auto\n",
+        "sglang": "kv-cache-dtype: fp8_e5m2\ncontext-length: 8192\nkv-cache-dtype: auto\n",
+        "trtllm": "kv_cache_config:\n  dtype: fp8\n  dtype: auto\nmax_seq_len: 8192\n",
+    }[engine]
+    (project / "run.sh").write_text("#!/bin/sh\n# kvlint: gpu=H100-SXM-80GB\n" + command + "\n")
+    (project / "cfg.yaml").write_text(config)
+    before = digest(project)
+    completed = kvlint(["check", "run.sh", "--output-format", "json"], project)
+    assert completed.returncode == 1
+    found = [d for d in diagnostics(completed) if d["code"] in ("KV002", "KV208")]
+    assert [(d["code"], d["severity"], d["line"]) for d in found] == [("KV002", "error", 3)]
+    assert "cfg.yaml' line 3: duplicate key" in found[0]["message"]
+    assert digest(project) == before
+
+
+def test_duplicate_key_in_a_mounted_configmap_points_into_it(project: Path):
+    k8s = K8S.replace('args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--kv-cache-dtype", "fp8"]',
+                      'args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--config", "/etc/vllm/cfg.yaml"]\n'
+                      "          volumeMounts:\n          - {name: cfg, mountPath: /etc/vllm}")
+    k8s = k8s.replace("      nodeSelector:", "      volumes:\n      - name: cfg\n        configMap: {name: vllm-cfg}\n"
+                      "      nodeSelector:")
+    text = k8s + ("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: vllm-cfg\ndata:\n  cfg.yaml: |\n"
+                  "    kv-cache-dtype: fp8\n    kv-cache-dtype: auto\n")
+    (project / "all.yaml").write_text(text)
+    completed = kvlint(["check", "all.yaml", "--output-format", "json"], project)
+    assert completed.returncode == 1
+    found = [d for d in diagnostics(completed) if d["code"] in ("KV002", "KV208")]
+    line = text.splitlines().index("    kv-cache-dtype: auto") + 1
+    assert [(d["code"], d["line"], d["column"]) for d in found] == [("KV002", line, 5)]
+
+
+PRODUCTION_STACK = """\
+servingEngineSpec:
+  modelSpec:
+  - name: llama8b
+    repository: vllm/vllm-openai
+    tag: v0.19.1
+    modelURL: meta-llama/Llama-3.1-8B-Instruct
+    requestGPU: 1
+    nodeSelectorTerms:
+      - matchExpressions:
+          - key: nvidia.com/gpu.product
+            operator: In
+            values: [NVIDIA-H100-80GB-HBM3]
+    vllmConfig:
+      maxModelLen: 8192
+      extraArgs: EXTRA
+"""
+
+
+@pytest.mark.parametrize("extra", ['"--kv-cache-dtype fp8 --max-model-len 8192"', "true"])
+def test_helm_extra_args_that_is_not_a_list_is_the_chart_error(project: Path, extra: str):
+    """production-stack's deployment-vllm-multi.yaml does `range .extraArgs`: Go templates
+    refuse a string, so Helm renders nothing; kvlint says so instead of dropping the flags."""
+    text = PRODUCTION_STACK.replace("EXTRA", extra)
+    (project / "values.yaml").write_text(text)
+    completed = kvlint(["check", "values.yaml", "--output-format", "json"], project)
+    assert completed.returncode == 1
+    found = [d for d in diagnostics(completed) if d["severity"] == "error"]
+    assert [(d["code"], d["line"]) for d in found] == [("KV005", text.splitlines().index("      extraArgs: " + extra) + 1)]
+    assert "not a list" in found[0]["message"] and "range" in found[0]["message"]
+
+
+def test_helm_extra_args_as_a_map_is_its_values_in_key_order(project: Path):
+    text = PRODUCTION_STACK.replace("extraArgs: EXTRA", 'extraArgs:\n        b: "fp8"\n        a: "--kv-cache-dtype"')
+    (project / "values.yaml").write_text(text)
+    completed = kvlint(["check", "values.yaml", "--output-format", "json"], project)
+    assert completed.returncode in (0, 1)
+    assert not [d for d in diagnostics(completed) if d["code"] in ("KV005", "KV319", "KV320")]
+    converted = kvlint(["convert", "values.yaml"], project)
+    assert 'dtype: "fp8"' in converted.stdout
+
+
+UNIT_HEAD = "# kvlint: gpu=H100-SXM-80GB\n# kvlint: engine-version=b4747\n"
+UNIT_EXEC = "ExecStart=llama-server -m /models/llama-3.1-8b-instruct-q4_k_m.gguf -c 8192\n"
+
+
+def _unit_kv(project: Path, text: str) -> str:
+    (project / "llama.service").write_text(text)
+    completed = kvlint(["convert", "llama.service"], project)
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout.split("kv_cache:", 1)[1].split("hardware:", 1)[0]
+
+
+@pytest.mark.parametrize("case", ["empty Environment=", "UnsetEnvironment=NAME", "UnsetEnvironment=NAME=value"])
+def test_systemd_environment_resets_and_unsets(project: Path, case: str):
+    """systemd.exec(5): an empty Environment= resets the list; UnsetEnvironment= is applied last
+    (NAME removes any assignment, NAME=value only that one)."""
+    last = {
+        "empty Environment=": "Environment=\n",
+        "UnsetEnvironment=NAME": "UnsetEnvironment=LLAMA_ARG_CACHE_TYPE_K\n",
+        "UnsetEnvironment=NAME=value": "UnsetEnvironment=LLAMA_ARG_CACHE_TYPE_K=q8_0\n",
+    }[case]
+    head = "[Service]\n" + ("UnsetEnvironment=LLAMA_ARG_CACHE_TYPE_K\n" if "Unset" in case else "")
+    text = UNIT_HEAD + head.replace("UnsetEnvironment=LLAMA_ARG_CACHE_TYPE_K\n", "") \
+        + "Environment=LLAMA_ARG_CACHE_TYPE_K=q8_0\n" + last + UNIT_EXEC
+    assert "key_dtype" not in _unit_kv(project, text)
+    # the list reset is not a blanket removal: what comes after the empty Environment= counts,
+    # and an UnsetEnvironment=NAME=value with another value removes nothing
+    after = text.replace(last, last + "Environment=LLAMA_ARG_CACHE_TYPE_K=q4_0\n") if case == "empty Environment=" \
+        else text.replace("=q8_0\nUnset", "=q4_0\nUnset")
+    kv = _unit_kv(project, after)
+    assert ("key_dtype: \"q4_0\"" in kv) == (case != "UnsetEnvironment=NAME")
+
+
+def test_systemd_env_wrapper_in_execstart_reaches_the_engine(project: Path):
+    text = UNIT_HEAD + "[Service]\nEnvironment=LLAMA_ARG_CACHE_TYPE_K=f16\n" + UNIT_EXEC.replace(
+        "ExecStart=", "ExecStart=/usr/bin/env LLAMA_ARG_CACHE_TYPE_K=q8_0 LLAMA_ARG_CACHE_TYPE_V=q4_0 ")
+    kv = _unit_kv(project, text)
+    assert 'key_dtype: "q8_0"  # ExecStart (line 5): env LLAMA_ARG_CACHE_TYPE_K=' in kv
+    assert 'value_dtype: "q4_0"' in kv
+
+
+@pytest.mark.parametrize("header", ["[Service ]", "[ Service]", "[service]"])
+def test_systemd_near_miss_section_is_ignored_as_systemd_does(project: Path, header: str):
+    """conf-parser.c takes the text between the brackets, unstripped, and compares it exactly:
+    the section is unknown and its settings ignored; kvlint ignores them too, with an info."""
+    text = UNIT_HEAD + header + "\nEnvironment=LLAMA_ARG_CACHE_TYPE_K=q8_0\n[Service]\n" + UNIT_EXEC
+    assert "key_dtype" not in _unit_kv(project, text)
+    completed = kvlint(["check", "llama.service", "--output-format", "json"], project)
+    found = [d for d in diagnostics(completed) if d["code"] == "KV208"]
+    assert [(d["severity"], d["line"], d["column"]) for d in found] == [("info", 3, 1)]
+    assert "systemd" in found[0]["message"] and "ignores" in found[0]["message"]
+    # a unit whose only [Service] is the near miss starts nothing: the info, no workload
+    (project / "only.service").write_text(UNIT_HEAD + header + "\n" + UNIT_EXEC)
+    completed = kvlint(["check", "only.service", "--output-format", "json"], project)
+    assert completed.returncode == 0
+    assert [(d["code"], d["line"]) for d in diagnostics(completed)] == [("KV208", 3)]

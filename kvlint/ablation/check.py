@@ -223,6 +223,12 @@ def expand(document: Document, contain: Optional[PathCheck] = None) -> Expansion
     elif isinstance(raw_base, str) and raw_base.strip():
         expansion.base_file = raw_base
         expansion.base = _load_base_file(raw_base, document, expansion, contain)
+    elif isinstance(raw_base, str) and raw_base:
+        # whitespace only: not "no base" (that would check no variant and pass) but an empty one
+        expansion.problems.append(
+            ("/base", "the base is empty (only whitespace): no variant can be expanded or checked; "
+                      "name a Deployment manifest or write the base inline")
+        )
     if expansion.base is None:
         return expansion
     variants = data.get("variants") if isinstance(data.get("variants"), list) else []

@@ -10,7 +10,9 @@ https://github.com/vllm-project/production-stack/blob/010004eea56fa9ee522a4cf66d
   (only when the key exists); whenever `vllmConfig` exists, `--enable-prefix-caching` if
   `enablePrefixCaching` is true, else `--no-enable-prefix-caching` (absent key ⇒ off);
   `maxModelLen`, `dtype`, `tensorParallelSize`, `maxNumSeqs`, `gpuMemoryUtilization`
-  (as `--gpu_memory_utilization`), `maxLoras` (as `--max_loras`); then `extraArgs` verbatim;
+  (as `--gpu_memory_utilization`), `maxLoras` (as `--max_loras`); then `extraArgs` verbatim
+  (`range .extraArgs`: a list item by item, a map's values in key order; a string is not split,
+  Go's `range` refuses it and Helm renders nothing, a KV005 error);
   `vllmConfig.v0: "1"` sets env `VLLM_USE_V1=0`.
 * image `repository:tag`; GPUs `requestGPU` of `requestGPUType` (default `nvidia.com/gpu`);
   GPU model from `nodeSelectorTerms[].matchExpressions[]`; `annotations` / `podAnnotations`
@@ -27,6 +29,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from kvlint.findings import Span
 from kvlint.load import Document
+from kvlint.pointer import escape as pointer_escape
 
 from kvlint.adapters import accelerators
 from kvlint.adapters.cmdline import Arg, Invocation, arg_from_located, parse_command
@@ -100,6 +103,27 @@ class _Reader:
         return Arg(text, (), FixedLocator(span), span, origin)
 
 
+def _extra_args_not_a_list(extra: Any, span: Span, origin: str) -> Problem:
+    """The chart renders `{{- if .extraArgs }}{{- range .extraArgs }} - {{ . | quote }}`: a value
+    that is set but is not a list (or map) is not split into arguments. Go's text/template
+    `range` refuses a string, a boolean or a float ("range can't iterate over …", text/template
+    exec.go walkRange), so `helm install` fails; an integer N renders the arguments 0 … N-1
+    (Go 1.22+) or fails (older Go). Either way the engine never gets the flags written."""
+    kind = "a string" if isinstance(extra, str) else f"a {type(extra).__name__}"
+    shown = extra if not isinstance(extra, str) or len(extra) <= 80 else extra[:77] + "..."
+    return problem(
+        "yaml-shape",
+        f"{origin}.extraArgs is {kind} ({shown!r}), not a list: the chart ranges over it "
+        + ("(`range .extraArgs`), which renders the arguments 0 … N-1 (Helm built with Go 1.22+) or "
+           "fails to render (older Helm)" if isinstance(extra, int) and not isinstance(extra, bool) else
+           "(`range .extraArgs`), which Go templates refuse (\"range can't iterate over …\"), so Helm "
+           "does not render the deployment")
+        + "; the flags in it are not checked. Write one list item per argument, e.g. "
+        "extraArgs: [\"--kv-cache-dtype\", \"fp8\"]",
+        span, "error",
+    )
+
+
 def _adapt_spec(
     path: str, document: Document, r: _Reader, spec: Dict[str, Any], i: int, name: str,
     comments: Dict[str, Fact],
@@ -166,6 +190,12 @@ def _adapt_spec(
         if isinstance(extra, list):
             for j, item in enumerate(extra):
                 argv.append(r.value_arg(f"/vllmConfig/extraArgs/{j}", item, f"{origin}.extraArgs[{j}]"))
+        elif isinstance(extra, dict):
+            # `range` over a map yields its values in sorted key order (Go text/template)
+            for key in sorted(extra, key=str):
+                argv.append(r.value_arg(f"/vllmConfig/extraArgs/{pointer_escape(str(key))}", extra[key], f"{origin}.extraArgs.{key}"))
+        elif extra not in (None, False, "", 0):
+            draft.problems.append(_extra_args_not_a_list(extra, r.span("/vllmConfig/extraArgs"), origin))
         if str(config.get("v0")) == "1":
             env["VLLM_USE_V1"] = Fact("0", r.span("/vllmConfig/v0"), f"{origin}.v0 (the chart sets VLLM_USE_V1=0)",
                                       r.key_span("/vllmConfig/v0"))

@@ -749,7 +749,8 @@ def run_argv(
     runner = ShellRunner(release_for, kubernetes)
     runner.result.shell_script = False
     state = ShellState(dict(env), (), "sh", set(env))
-    unwrapped = runner._unwrap(shell_argv, {}, state, argv[0].origin if argv else "")
+    wrapper_env: Dict[str, Fact] = {}  # `env NAME=value … ENGINE`: set for the engine (GNU env)
+    unwrapped = runner._unwrap(shell_argv, wrapper_env, state, argv[0].origin if argv else "")
     call = shell_call(unwrapped)
     if unwrapped and (call is not None or os.path.basename(unwrapped[0].text) in ("su", "runuser", "eval")):
         runner.result.shell_script = True
@@ -771,7 +772,7 @@ def run_argv(
     if invocation is None or not argv:
         return result
     parsed = parse_command(argv, invocation, release_for(invocation.engine), env, kubernetes=kubernetes)
-    result.launches.append(Launch(parsed))
+    result.launches.append(Launch(parsed, env=dict(wrapper_env)))
     result.recognised = True
     return result
 

@@ -52,8 +52,12 @@ def is_modelfile_name(path: str) -> bool:
     return name == "Modelfile" or name.startswith("Modelfile.") or name.lower().endswith(".modelfile")
 
 
+_SERVICE_HEADER = re.compile(rb"\[[ \t]*[Ss][Ee][Rr][Vv][Ii][Cc][Ee][ \t]*\]")
+
+
 def sniff_unit(path: str, head: bytes) -> bool:
-    return is_unit_name(path) and b"[Service]" in head and _ENGINE_WORDS.search(head) is not None
+    # a near-miss header (`[Service ]`) is still a unit: the adapter says systemd ignores it
+    return is_unit_name(path) and _SERVICE_HEADER.search(head) is not None and _ENGINE_WORDS.search(head) is not None
 
 
 def sniff_modelfile(path: str, head: bytes) -> bool:
@@ -95,6 +99,7 @@ def adapt_unit(path: str, text: str) -> Tuple[List[Adapted], List[Problem]]:
     env_values: Dict[str, str] = {}
     problems: List[Problem] = []
     exec_start: Optional[Tuple[int, int, str]] = None
+    unset: List[str] = []
     for start, end in _logical_lines(text):
         line = text[start:end]
         stripped = line.strip()
@@ -102,7 +107,18 @@ def adapt_unit(path: str, text: str) -> Tuple[List[Adapted], List[Problem]]:
             continue
         match = _SECTION.match(line)
         if match:
-            section = match.group("name").strip()
+            # systemd strips the line, then takes the text between the brackets as the section
+            # name, unstripped, and compares it exactly (src/shared/conf-parser.c parse_line):
+            # `[Service ]` or `[service]` is an unknown section, logged and ignored with its settings
+            section = match.group("name")
+            if section != "Service" and section.strip().lower() == "service":
+                problems.append(problem(
+                    "not-checked",
+                    f"section [{section}] is not [Service]: systemd takes the name between the brackets "
+                    f"exactly, logs \"Unknown section '{section}'. Ignoring.\" and ignores every setting "
+                    "in it; kvlint ignores them too (write [Service])",
+                    lines.span(start + match.start("name") - 1, start + match.end("name") + 1), "info",
+                ))
             continue
         if section != "Service":
             continue
@@ -112,7 +128,19 @@ def adapt_unit(path: str, text: str) -> Tuple[List[Adapted], List[Problem]]:
         value_start = start + key.end()
         name = key.group("key")
         if name == "Environment":
+            if not text[value_start:end].strip():
+                # systemd.exec(5): "If the empty string is assigned to this option, the list of
+                # environment variables is reset, all prior assignments have no effect."
+                env.clear()
+                env_values.clear()
+                continue
             _environment(text, value_start, end, lines, env, env_values, problems)
+        elif name == "UnsetEnvironment":
+            if not text[value_start:end].strip():
+                unset.clear()  # systemd.exec(5): the empty string resets the list to unset
+                continue
+            unset.extend(w.text for c in shell.parse(text[value_start:end]).commands
+                         for w in c.assignments + c.words)
         elif name == "ExecStart":
             body = text[value_start:end]
             prefix = len(body) - len(body.lstrip("-@:+!"))
@@ -124,6 +152,7 @@ def adapt_unit(path: str, text: str) -> Tuple[List[Adapted], List[Problem]]:
                 "there are not checked (move them to Environment= lines to have them checked)",
                 lines.span(value_start, max(end, value_start + 1)), "info",
             ))
+    _unset(unset, env, env_values)
     release_for = _Statements(comments)
     result = LaunchResult()
     if exec_start is not None:
@@ -154,6 +183,8 @@ def adapt_unit(path: str, text: str) -> Tuple[List[Adapted], List[Problem]]:
                             "ExecStart" if parsed.form != "environment" else f"{parsed.engine} variables")
         draft.problems.extend(problems)
         draft.env = dict(env)
+        # `ExecStart=env NAME=value ENGINE …` sets NAME for the engine, after Environment=
+        draft.env.update({name: fact for name, fact in launch.env.items() if is_engine_env(name)})
         draft.statements = dict(comments)
         draft.hints.update(_HINTS)
         workloads.append(assemble(draft))
@@ -190,6 +221,17 @@ def _environment(
             )
             key_span = locator.span(word.offsets[0], word.offsets[len(name) - 1] + 1)
             env[name] = Fact(value, span, f"Environment= {name} (line {span.line})", key_span)
+
+
+def _unset(names: List[str], env: Dict[str, Fact], values: Dict[str, str]) -> None:
+    """UnsetEnvironment=, applied last whatever the order of the lines (systemd.exec(5)): a NAME
+    removes any assignment of it, NAME=value only that exact assignment."""
+    for item in names:
+        name, eq, value = item.partition("=")
+        if eq and values.get(name) != value:
+            continue
+        values.pop(name, None)
+        env.pop(name, None)
 
 
 def _engine_from_env(env: Dict[str, Fact]) -> Optional[str]:

@@ -265,11 +265,28 @@ def _merge_reference(workload, reference, path: str, config: Config, findings: L
         except InputError as exc:
             why = f"it cannot be read: {exc}"
         else:
-            config_workload, why = _adapt_config(raw.decode("utf-8", errors="replace"), written, reference.kind)
+            duplicates: List[Finding] = []
+            config_workload, why = _adapt_config(raw.decode("utf-8", errors="replace"), written, reference.kind,
+                                                 duplicates)
+            _duplicate_keys(findings, workload, display, position, reference.span, f"{flag} {written!r}", duplicates)
     if config_workload is None:
         _not_read(findings, workload, display, position, native, reference.span, f"{flag} {written!r} is not read ({why})")
         return workload
     return merge_config(workload, config_workload, reference.span)
+
+
+def _duplicate_keys(findings: List[Finding], workload, display: str, position: int, span: Span, what: str,
+                    duplicates: List[Finding], locate=None) -> None:
+    """KV002 (error, as in a manifest) for each duplicate key of an engine config file. The file is
+    still read, the last value winning as YAML loaders do, so the checks see what the engine
+    gets; the finding points at the config argument (or, via `locate`, into a ConfigMap of the
+    same file) and names the line in the config file."""
+    for duplicate in duplicates:
+        where = locate(duplicate) if locate is not None else None
+        findings.append(Finding(
+            code="KV002", name="", severity="error", file=display, pointer="", document=position,
+            message=f"{workload.name}: {what} line {duplicate.line}: {duplicate.message}",
+        ).with_location(where or span))
 
 
 def _not_read(findings: List[Finding], workload, display: str, position: int, native: Optional[NativeFile],
@@ -283,13 +300,20 @@ def _not_read(findings: List[Finding], workload, display: str, position: int, na
         native.unread.add(position)
 
 
-def _adapt_config(text: str, label: str, kind: str):
-    """(the engine config file adapted, None) or (None, why it cannot be)."""
+def _adapt_config(text: str, label: str, kind: str, duplicates: Optional[List[Finding]] = None):
+    """(the engine config file adapted, None) or (None, why it cannot be).
+
+    A duplicate key does not stop the file being read: it loads as YAML loaders load it (the last
+    value wins, which is what the engine gets) and each KV002 is added to `duplicates`, for the
+    caller to report as the manifest path reports a duplicate key (an error)."""
     from kvlint.adapters import engine_config
 
     loaded = load_bytes(text.encode("utf-8"), label)
-    if loaded.findings:
-        return None, "it is not YAML kvlint can read: " + loaded.findings[0].message
+    fatal = [f for f in loaded.findings if f.code != "KV002" or duplicates is None]
+    if fatal:
+        return None, "it is not YAML kvlint can read: " + fatal[0].message
+    if duplicates is not None:
+        duplicates.extend(loaded.findings)
     if not loaded.documents or not isinstance(loaded.documents[0].data, dict):
         return None, "it holds no engine settings kvlint reads"
     try:
@@ -337,14 +361,26 @@ def _merge_config_map(workload, reference, mounted, flag: str, base: Optional[Pa
                       "or keep it beside this file to have it checked)")
             return workload
         label = f"{where}: {label}"
-    config_workload, why = _adapt_config(content, label, reference.kind)
+    duplicates: List[Finding] = []
+    config_workload, why = _adapt_config(content, label, reference.kind, duplicates)
+    lines = LineLocator(content)
+    inside = located is not None and located.text == content
+
+    def locate(duplicate: Finding) -> Optional[Span]:
+        if not inside or not duplicate.line or not duplicate.column:
+            return None
+        start = lines.offset(duplicate.line, duplicate.column)
+        end = lines.offset(duplicate.end_line or duplicate.line, duplicate.end_column or duplicate.column)
+        return located.locator.span(start, max(end, start + 1))
+
+    _duplicate_keys(findings, workload, display, position, reference.span,
+                    f"{flag} {written!r} (key {mounted.key!r} of {source})", duplicates, locate)
     if config_workload is None:
         _not_read(findings, workload, display, position, native, reference.span,
                   f"{flag} {written!r} (key {mounted.key!r} of {source}) is not read ({why})")
         return workload
     merged = merge_config(workload, config_workload, reference.span)
-    if located is not None and located.text == content:
-        lines = LineLocator(content)
+    if inside:
         for ptr, span in config_workload.value_spans.items():
             if merged.value_spans.get(ptr) != reference.span or not merged.provenance.get(ptr, "").startswith(label):
                 continue

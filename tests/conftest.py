@@ -119,8 +119,10 @@ NATIVE_TERMS = {
     "--max-model-len": "serving.max_model_len", "--context-length": "serving.max_model_len",
     "--kv-cache-memory-bytes": "memory.kv_cache_memory",
     "--gpu-memory-utilization": "memory.gpu_memory_utilization",
+    "-m": "model.config",  # llama.cpp's model file
 }
-_NATIVE_TERM = re.compile("|".join(re.escape(k) for k in sorted(NATIVE_TERMS, key=len, reverse=True)) + r"(?![\w-])")
+_NATIVE_TERM = re.compile(
+    r"(?<![\w-])(?:" + "|".join(re.escape(k) for k in sorted(NATIVE_TERMS, key=len, reverse=True)) + r")(?![\w-])")
 
 
 def manifest_terms(message: str) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 from kvlint.adapters.cmdline import Arg
 from kvlint.adapters.shell import Word
@@ -386,10 +386,6 @@ def expand_word(
     return args
 
 
-def words_of(args: Sequence[Arg]) -> List[str]:
-    return [a.text for a in args]
-
-
 def assignment_value(word: Word, locator: Locator, origin: str, state: ShellState) -> Tuple[str, bool, Value, Arg]:
     """`NAME=value` / `NAME+=value`: the name, whether it appends, the value (unknown when the file
     does not decide it) and the value as an Arg (for positions)."""
@@ -401,6 +397,3 @@ def assignment_value(word: Word, locator: Locator, origin: str, state: ShellStat
     value: Value = unknown("assigned from " + "; ".join(arg.unresolved)) if arg.unresolved else arg.text
     return name, append, value, arg
 
-
-def as_mapping(variables: Mapping[str, str]) -> Dict[str, Value]:
-    return {k: v for k, v in variables.items()}

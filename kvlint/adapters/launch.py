@@ -22,7 +22,7 @@ from kvlint.adapters.cmdline import (
 from kvlint.adapters.images import ImageEngine, engine_from_image
 from kvlint.adapters.result import Problem, problem_code
 from kvlint.adapters.expansion import ShellState, Value, assignment_value, expand_word, is_unknown, unknown
-from kvlint.adapters.source import FixedLocator, Locator
+from kvlint.adapters.source import FixedLocator, Locator, OffsetLocator
 from kvlint.adapters.workload import Fact, is_engine_env
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ash", "ksh"})
@@ -124,14 +124,6 @@ def shell_call(argv: Sequence[Arg]) -> Optional[ShellCall]:
     return ShellCall(None, None, ())
 
 
-def shell_script_index(argv: Sequence[Arg]) -> Optional[int]:
-    """Index of the script in `sh -c SCRIPT` / `bash -lc SCRIPT` / `/bin/bash -o pipefail -c SCRIPT`."""
-    call = shell_call(argv)
-    if call is None or call.script is None:
-        return None
-    return next((i for i, arg in enumerate(argv) if arg is call.script), None)
-
-
 def shell_problems(script: shell.Script, locator: Locator) -> List[Problem]:
     return [
         Problem(
@@ -144,17 +136,6 @@ def shell_problems(script: shell.Script, locator: Locator) -> List[Problem]:
         )
         for p in script.problems
     ]
-
-
-class OffsetLocator(Locator):
-    """Positions of a slice of another locator's text (a here-document body)."""
-
-    def __init__(self, base: Locator, shift: int):
-        self._base = base
-        self._shift = shift
-
-    def position(self, offset: int) -> Tuple[int, int]:
-        return self._base.position(self._shift + offset)
 
 
 # Bounds on the work one file can cause (nested `sh -c` / `eval` levels, commands interpreted).
@@ -200,9 +181,8 @@ class ShellRunner:
     are dropped after it.
     """
 
-    def __init__(self, release_for: ReleaseFor, kubernetes: bool = False):
+    def __init__(self, release_for: ReleaseFor):
         self.release_for = release_for
-        self.kubernetes = kubernetes
         self.result = LaunchResult(shell_script=True)
         self.exported: Dict[str, Fact] = {}
         self.commands = 0
@@ -672,13 +652,12 @@ def run_script(
     origin: str,
     env: Mapping[str, str],
     release_for: ReleaseFor,
-    kubernetes: bool = False,
     positional: Optional[Sequence[Arg]] = None,
     name: str = "sh",
 ) -> LaunchResult:
     """Every engine invocation in a shell script, in order. `positional`: the script's arguments
     (`"$@"`), None when not known (a script file run by someone)."""
-    runner = ShellRunner(release_for, kubernetes)
+    runner = ShellRunner(release_for)
     state = ShellState(dict(env), None if positional is None else tuple(positional), name, set(env))
     runner.run(text, locator, origin, state)
     return runner.result
@@ -746,7 +725,7 @@ def run_argv(
     # a shell in the container sees the arguments after the kubelet expanded them; a direct engine
     # command is expanded value by value by the argument parser (cmdline.expand)
     shell_argv = [kubelet_expand(arg, env) for arg in argv] if kubernetes else list(argv)
-    runner = ShellRunner(release_for, kubernetes)
+    runner = ShellRunner(release_for)
     runner.result.shell_script = False
     state = ShellState(dict(env), (), "sh", set(env))
     wrapper_env: Dict[str, Fact] = {}  # `env NAME=value … ENGINE`: set for the engine (GNU env)

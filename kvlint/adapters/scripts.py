@@ -22,7 +22,7 @@ from kvlint.adapters.cmdline import Arg
 from kvlint.adapters.images import ImageEngine, engine_from_image
 from kvlint.adapters.launch import LaunchResult, ReleaseFor, image_backend, image_launch, run_argv, run_script
 from kvlint.adapters.result import Adapted, Problem
-from kvlint.adapters.source import LineLocator, Locator
+from kvlint.adapters.source import LineLocator, Locator, OffsetLocator
 from kvlint.adapters.workload import Draft, Fact, assemble, comment_statements, is_engine_env, problem
 
 _PIN = re.compile(
@@ -268,11 +268,7 @@ def _shell_form(
     """A shell-form instruction: tokenise its slice, positions mapped back into the file."""
     body = text[start:end]
 
-    class _Offset(Locator):
-        def position(self, offset: int) -> Tuple[int, int]:
-            return locator.position(start + offset)
-
-    return run_script(body, _Offset(), origin, env, release_for)
+    return run_script(body, OffsetLocator(locator, start), origin, env, release_for)
 
 
 def _env(text: str, start: int, end: int, locator: LineLocator, env: Dict[str, Fact], values: Dict[str, str]) -> None:

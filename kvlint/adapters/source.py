@@ -105,6 +105,18 @@ class FixedLocator(Locator):
         return self._span
 
 
+class OffsetLocator(Locator):
+    """Positions of a slice of another locator's text: offset 0 is the base's offset `shift` (a
+    here-document body, a Dockerfile instruction, a systemd ExecStart= value)."""
+
+    def __init__(self, base: Locator, shift: int):
+        self._base = base
+        self._shift = shift
+
+    def position(self, offset: int) -> Position:
+        return self._base.position(self._shift + offset)
+
+
 @dataclass(frozen=True)
 class Located:
     """A string value plus the locator of its characters."""

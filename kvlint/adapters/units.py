@@ -29,7 +29,7 @@ from kvlint.adapters import shell
 from kvlint.adapters.cmdline import ParsedCommand, Setting, arg_from_word
 from kvlint.adapters.launch import Launch, LaunchResult, ReleaseFor, run_argv, shell_problems
 from kvlint.adapters.result import Adapted, Problem
-from kvlint.adapters.source import LineLocator, Locator
+from kvlint.adapters.source import LineLocator, OffsetLocator
 from kvlint.adapters.workload import Draft, Fact, assemble, comment_statements, is_engine_env, problem
 
 _SECTION = re.compile(r"^\s*\[(?P<name>[^\]]+)\]\s*$")
@@ -62,15 +62,6 @@ def sniff_unit(path: str, head: bytes) -> bool:
 
 def sniff_modelfile(path: str, head: bytes) -> bool:
     return is_modelfile_name(path) and _MODELFILE_FROM.search(head) is not None
-
-
-class _Offset(Locator):
-    def __init__(self, base: LineLocator, start: int):
-        self.base = base
-        self.start = start
-
-    def position(self, offset: int) -> Tuple[int, int]:
-        return self.base.position(self.start + offset)
 
 
 def _logical_lines(text: str) -> List[Tuple[int, int]]:
@@ -157,7 +148,7 @@ def adapt_unit(path: str, text: str) -> Tuple[List[Adapted], List[Problem]]:
     result = LaunchResult()
     if exec_start is not None:
         start, end, _ = exec_start
-        locator = _Offset(lines, start)
+        locator = OffsetLocator(lines, start)
         script = shell.parse(text[start:end])
         problems.extend(shell_problems(script, locator))
         words = [w for command in script.commands for w in command.assignments + command.words]
@@ -203,7 +194,7 @@ def _environment(
     text: str, start: int, end: int, lines: LineLocator, env: Dict[str, Fact], values: Dict[str, str],
     problems: List[Problem],
 ) -> None:
-    locator = _Offset(lines, start)
+    locator = OffsetLocator(lines, start)
     script = shell.parse(text[start:end])
     problems.extend(shell_problems(script, locator))
     for command in script.commands:

@@ -391,21 +391,3 @@ def _comment_columns(text: str, lines: List[str], candidates: Set[int], syntax: 
         if index in candidates:
             found.setdefault(index, []).append(offset - starts[index])
     return found
-    for number, line in enumerate(text.splitlines(), start=1):
-        if "kvlint:" not in line:
-            continue
-        match = _COMMENT_FACTS.search(line)
-        if not match:
-            continue
-        body_start = match.start("body")
-        for pair in _PAIR.finditer(match.group("body")):
-            value = pair.group("value").strip("\"'")
-            col = body_start + pair.start() + 1
-            value_col = body_start + pair.start("value") + 1
-            found[pair.group("key")] = Fact(
-                value,
-                Span(number, value_col, number, value_col + len(pair.group("value"))),
-                f"comment `# kvlint: {pair.group('key')}=…` (line {number})",
-                Span(number, col, number, col + len(pair.group("key"))),
-            )
-    return found

@@ -39,6 +39,9 @@ class Config:
     fail_on: str = "error"
     # `strict`: a check that could not run (kvlint.findings.COULD_NOT_RUN) fails the run.
     strict: bool = False
+    # `offline`: never ask the Hugging Face Hub for a model's config.json (kvlint.hub); run-wide,
+    # like strict: the configuration found from the current directory (or --config) decides.
+    offline: bool = False
     output_format: str = "full"
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     exclude: Tuple[str, ...] = ()
@@ -227,6 +230,7 @@ def from_table(table: Dict[str, Any], path: Path) -> Config:
         ignore=tuple(table.get("ignore", ())),
         fail_on=table.get("fail-on", "error"),
         strict=bool(table.get("strict", False)),
+        offline=bool(table.get("offline", False)),
         output_format=table.get("output-format", "full"),
         per_file_ignores=tuple(
             (pattern, tuple(codes)) for pattern, codes in table.get("per-file-ignores", {}).items()

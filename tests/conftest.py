@@ -29,6 +29,16 @@ _settings.load_profile("kvlint-explore" if _os.environ.get("KVLINT_FUZZ_RANDOM")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
+# The suite never asks the real Hugging Face Hub for a model's config.json (kvlint.hub): every
+# kvlint it runs, in process or as a subprocess, is offline, its endpoint is a loopback port
+# nothing listens on (kvlint's hub cache is keyed by endpoint, so configs a developer's own runs
+# cached are never read either), and no token of the developer's is sent anywhere. The tests of
+# the fetch itself (tests/test_hub.py) undo this for their local test hub.
+_os.environ["HF_HUB_OFFLINE"] = "1"
+_os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
+for _name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
+    _os.environ.pop(_name, None)
+
 # The passing example of rules/KV101-missing-required.yaml: designed to stay clean as the semantic
 # stages grow (a catalogued vLLM release, model and GPU, an unquantized cache).
 VALID_MANIFEST = """\

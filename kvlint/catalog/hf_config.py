@@ -318,6 +318,9 @@ def geometry_from_config(config: Mapping[str, Any], name: str) -> ModelGeometry:
     text, model_type = _text_config(config)
     for key, value in _CLASS_DEFAULTS.get(model_type, {}).items():
         text.setdefault(key, value)
+    unsized = unsized_layout(text, model_type)
+    if unsized:
+        raise ConfigError(f"{name}: {unsized}, which kvlint does not size")
     linear = linear_layer_count(config)
     if linear:  # a hybrid: its state layers are not KV layers (a config without layer_types too)
         raise ConfigError(
@@ -379,7 +382,11 @@ def geometry_from_config(config: Mapping[str, Any], name: str) -> ModelGeometry:
 
     # Model-wide window (get_sliding_window): Qwen's use_sliding_window=false nulls it; 0 means none.
     window_raw = text.get("sliding_window")
-    if model_type in _QWEN_TYPES and not text.get("use_sliding_window"):
+    # vLLM get_hf_config_sliding_window (vllm/config.py v0.11.0, vllm/config/model.py v0.33.0): a
+    # config that has use_sliding_window and sets it false has no window, whatever its model_type
+    # (Qwen2 and its derivatives, e.g. XiaomiMiMo's mimo); Qwen's class default is false.
+    if (model_type in _QWEN_TYPES and not text.get("use_sliding_window")) or (
+            "use_sliding_window" in text and not text["use_sliding_window"]):
         window_raw = None
     windows: Optional[List[Optional[int]]] = None
     if isinstance(window_raw, list):
@@ -428,6 +435,41 @@ def geometry_from_config(config: Mapping[str, Any], name: str) -> ModelGeometry:
         hidden_size=_config_dim(text, ("hidden_size", "n_embd", "d_model")),
         intermediate_size=_config_dim(text, ("intermediate_size", "n_inner", "ffn_dim")),
     )
+
+
+def unsized_layout(text: Mapping[str, Any], model_type: str) -> Optional[str]:
+    """What in a (text) config says its KV layout is one the reading above would get wrong, or
+    None. Each marker is a key whose model keeps a KV cache the generic reading cannot describe:
+    per-layer NAS blocks (`block_configs`: Llama-Nemotron's DeciLM layers, some without
+    attention), Mamba hybrids by pattern (`hybrid_override_pattern`: Nemotron-H), global layers
+    with their own head size or KV heads (`global_head_dim`, `num_global_key_value_heads`:
+    Gemma 4; `swa_head_dim`, `swa_num_key_value_heads`, `hybrid_layer_pattern`: MiMo-V2-Flash), a
+    V head size other than the K head size outside MLA (`v_head_dim`), an MLA latent under a model_type outside vLLM's MLA list (`kv_lora_rank`, e.g.
+    glm4_moe_lite), DeepSeek-V4's compressed sparse attention (`o_lora_rank`, `compress_rope_theta`,
+    under any model_type), or an MLA model_type without its latent (`kv_lora_rank` absent). Reading such a config as plain attention would size a cache the engine
+    does not allocate; the model is reported unknown instead (KV203)."""
+    if text.get("o_lora_rank") is not None or text.get("compress_rope_theta") is not None:
+        return "compressed sparse attention (o_lora_rank, compress_rope_theta: DeepSeek-V4's layout)"
+    if text.get("hybrid_layer_pattern") is not None:
+        return "a hybrid layer pattern (hybrid_layer_pattern)"
+    for key in ("swa_num_key_value_heads", "swa_head_dim"):
+        if text.get(key) is not None:
+            return f"sliding-window layers with their own geometry ({key})"
+    v_head, head = text.get("v_head_dim"), text.get("head_dim")
+    if (v_head is not None and text.get("kv_lora_rank") is None and head is not None and v_head != head):
+        return f"a V head size ({_shown(v_head)}) other than the K head size ({_shown(head)})"
+    if text.get("block_configs") is not None:
+        return "per-layer NAS blocks (block_configs)"
+    if text.get("hybrid_override_pattern") is not None:
+        return "a hybrid layer pattern (hybrid_override_pattern: Mamba and attention layers)"
+    for key in ("global_head_dim", "num_global_key_value_heads"):
+        if text.get(key) is not None:
+            return f"global attention layers with their own geometry ({key})"
+    if text.get("kv_lora_rank") is not None and model_type not in MLA_MODEL_TYPES:
+        return f"an MLA latent (kv_lora_rank) under model_type {model_type or 'not given'}"
+    if model_type in MLA_MODEL_TYPES and text.get("kv_lora_rank") is None:
+        return f"model_type {model_type} without its MLA latent (no kv_lora_rank)"
+    return None
 
 
 def _config_dim(text: Mapping[str, Any], keys: Sequence[str]) -> Optional[int]:

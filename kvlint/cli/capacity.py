@@ -8,7 +8,7 @@ from typing import Any, List
 
 import click
 
-from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, write_output
+from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, network_policy, write_output
 from kvlint.cli.params import config_option, output_file_option, output_format_option
 from kvlint.config import load_config
 from kvlint.text import printable
@@ -35,6 +35,7 @@ def capacity(paths, fmt, output_file, config_path, from_log, fail_on, exit_zero)
     from kvlint.pipeline.documents import deployment_analyses
 
     config = load_config(config_path)
+    network_policy(config)
     analyses, problems = deployment_analyses(paths, config)
     for problem in problems:
         click.echo(f"kvlint capacity: {problem}", err=True)

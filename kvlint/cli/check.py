@@ -28,12 +28,14 @@ from kvlint.report import CHECK_FORMATS
               help="Print the configuration that applies to the first path named (its nearest kvlint.toml), and exit.")
 @click.option("--respect-gitignore/--no-respect-gitignore", default=None,
               help="Skip what .gitignore files ignore when walking directories (default; config: respect-gitignore).")
+@click.option("--offline", is_flag=True,
+              help="Never fetch a model's config.json from the Hugging Face Hub (config: offline; also HF_HUB_OFFLINE=1).")
 @config_option
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks for internal errors.")
 @click.pass_context
 def check(ctx, paths, select, extend_select, ignore, output_format, output_file, sarif_file, fail_on, exit_zero, strict,
-          quiet, statistics, show_files, show_settings, respect_gitignore, config_path, verbose):
+          quiet, statistics, show_files, show_settings, respect_gitignore, offline, config_path, verbose):
     """Lint manifests: files, directories (recursing) or - for stdin."""
     lint(ctx.obj, paths, select, extend_select, ignore, output_format, output_file, sarif_file, fail_on, exit_zero,
          config_path, verbose, strict=strict, quiet=quiet, statistics=statistics, show_files=show_files,
-         show_settings=show_settings, respect_gitignore=respect_gitignore)
+         show_settings=show_settings, respect_gitignore=respect_gitignore, offline=offline)

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, write_output
+from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, network_policy, write_output
 from kvlint.cli.params import config_option
 from kvlint.config import load_config
 
@@ -26,6 +26,7 @@ def facts(paths, output_file, config_path):
     from kvlint.pipeline.documents import deployment_analyses
 
     config = load_config(config_path)
+    network_policy(config)
     analyses, problems = deployment_analyses(paths, config)
     for problem in problems:
         click.echo(f"kvlint facts: {problem}", err=True)

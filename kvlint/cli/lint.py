@@ -43,6 +43,7 @@ def lint(
     show_files: bool = False,
     show_settings: bool = False,
     respect_gitignore: Optional[bool] = None,
+    offline: bool = False,
 ) -> NoReturn:
     """Lint `paths` (files, directories, - for stdin; none: the current directory), write the
     report and exit with the run's code. `obj` is the command group's state (verbose)."""
@@ -52,7 +53,7 @@ def lint(
     if verbose:
         obj["verbose"] = True
     resolver = load_resolver(config_path, select, extend_select, ignore, fail_on, output_format, strict,
-                             respect_gitignore)
+                             respect_gitignore, offline)
     # Run-wide settings (output-format, fail-on, strict) come from the configuration found from
     # the current directory (or --config); each file's checks from its nearest one.
     config = resolver.base

@@ -104,6 +104,7 @@ def load_resolver(
     output_format: Optional[str] = None,
     strict: Optional[bool] = None,
     respect_gitignore: Optional[bool] = None,
+    offline: Optional[bool] = None,
 ) -> ConfigResolver:
     """Each file's configuration (the nearest file, or --config for all), with the command line's
     overrides applied to every one; `.base` is the one found from the current directory."""
@@ -124,9 +125,22 @@ def load_resolver(
             overrides["strict"] = strict
         if respect_gitignore is not None:
             overrides["respect_gitignore"] = respect_gitignore
+        if offline:
+            overrides["offline"] = True
         return replace(config, **overrides)
 
-    return ConfigResolver(apply(load_config(config_path)), apply, fixed=bool(config_path))
+    resolver = ConfigResolver(apply(load_config(config_path)), apply, fixed=bool(config_path))
+    network_policy(resolver.base)
+    return resolver
+
+
+def network_policy(config: Config) -> None:
+    """The run-wide `offline` setting (--offline, `offline = true`): kvlint.hub then asks the
+    Hugging Face Hub for nothing. Imported only when it is on or already loaded (start-up time)."""
+    if config.offline or "kvlint.hub" in sys.modules:
+        from kvlint.hub import set_offline
+
+        set_offline(config.offline)
 
 
 def build_context(config: Config):

@@ -369,7 +369,7 @@ class FactsBuilder:
                                  f"{view.forced_block.backend} on this MLA model (check_and_update_config)")
                 if view.forced_block else None,
             )
-        notes = [n for n in (weights_note, rewrite_note) if n]
+        notes = [n for n in (self._checkpoint.get("geometry_note"), weights_note, rewrite_note) if n]
         return Resolution(deployment=deployment, facts=self.facts, notes=notes)
 
     def _backend_from_env(self, view: EngineView, engine_name: str) -> None:
@@ -430,7 +430,7 @@ class FactsBuilder:
             max_model_len=self.facts["serving"].get("max_model_len"),
             max_num_batched_tokens=None)
         deployment = replace(deployment, ggml=plan, max_num_seqs=plan.n_seq)
-        notes = [weights_note] if weights_note else []
+        notes = [n for n in (self._checkpoint.get("geometry_note"), weights_note) if n]
         if self.facts["model"].get("ollama_note") and self.facts["model"].get("known"):
             notes.insert(0, self.facts["model"]["ollama_note"])  # which model an Ollama tag was read as
         return Resolution(deployment=deployment, facts=self.facts, notes=notes)

@@ -8,6 +8,7 @@ Rules never call the catalog; they read the facts document built here (kvlint/fa
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
@@ -20,6 +21,7 @@ from kvlint.catalog.hf_config import (
     checkpoint_quantization,
     linear_layer_count,
     manifest_geometry_overrides,
+    geometry_from_config,
     read_config,
     read_config_json,
 )
@@ -100,9 +102,20 @@ def model_geometry(
         entry = catalogs.models.lookup(lookup_name) if lookup_name != name else None
         if lookup_name != name:
             model_facts["ollama_case"] = "mapped" if entry is not None else "uncatalogued"
+    if base is None and lookup_name:
+        # the model's own config.json in the local Hugging Face cache comes before the catalog:
+        # it is the checkpoint itself, where the catalog (or a family member) stands in for it
+        cached = cached_config(lookup_name)
+        if cached is not None:
+            try:
+                base = read_config(cached, name=name)
+                model_facts["source"] = "hf-cache"
+                _config_quantization(cached, f"{lookup_name} in the Hugging Face cache", model_facts, checkpoint)
+            except (ConfigError, OSError, ValueError) as exc:
+                model_facts["config_error"] = f"cannot use {cached}: {_reason(exc)}"
     if entry is not None:
         model_facts["catalog_id"] = getattr(entry, "id", name)
-        if member is not None:
+        if member is not None and model_facts.get("source") != "hf-cache":
             model_facts["alias_of"] = entry.id
             model_facts["alias_note"] = family_note(name, entry.id, member)
             if member.weights and "format" not in checkpoint:
@@ -125,15 +138,8 @@ def model_geometry(
         # did-you-mean runs difflib against every catalog id, superlinear in the name's length; no
         # id is near this long, so a longer name (a hostile multi-megabyte one) gets no suggestion
         model_facts["suggestions"] = catalogs.models.suggest(name) if len(name) <= MAX_SUGGESTED_NAME else []
-        if base is None:  # a base model or re-quantized repository: its config in the local HF cache
-            cached = cached_config(lookup_name)
-            if cached is not None:
-                try:
-                    base = read_config(cached, name=name)
-                    model_facts["source"] = "hf-cache"
-                    _config_quantization(cached, f"{lookup_name} in the Hugging Face cache", model_facts, checkpoint)
-                except (ConfigError, OSError, ValueError) as exc:
-                    model_facts["config_error"] = f"cannot use {cached}: {_reason(exc)}"
+        if base is None:  # a base model or re-quantized repository: its config.json on the Hub
+            base = _hub_geometry(data, name, lookup_name, model_facts, checkpoint)
     geometry = get(data, "model", "geometry", kind=dict)
     if geometry:
         try:
@@ -150,8 +156,15 @@ def _config_quantization(path: Path, label: str, model_facts: Dict[str, Any], ch
         return
     try:
         config = read_config_json(path)
-        found = checkpoint_quantization(config)
     except (ConfigError, OSError, ValueError):
+        return
+    _record_quantization(config, label, model_facts, checkpoint)
+
+
+def _record_quantization(config: Any, label: str, model_facts: Dict[str, Any], checkpoint: Dict[str, Any]) -> None:
+    try:
+        found = checkpoint_quantization(config)
+    except (ConfigError, ValueError):
         return
     if found is None:
         return
@@ -161,6 +174,44 @@ def _config_quantization(path: Path, label: str, model_facts: Dict[str, Any], ch
     vocab = config.get("vocab_size") if isinstance(config, dict) else None
     checkpoint.update(format=fmt, source=model_facts["checkpoint_weights_source"], scale=scale,
                       vocab=vocab if type(vocab) is int and vocab > 0 else None)
+
+
+def hub_revision(data: Dict[str, Any]) -> Optional[str]:
+    """The Hub revision the deployment pins: model.revision, else the engine's --revision
+    (engine.options.revision, as the native adapters keep vLLM's, SGLang's and TensorRT-LLM's
+    flag). --code-revision and --tokenizer-revision name other files' revisions, not config.json's."""
+    written = get(data, "model", "revision", kind=str)
+    if written and written.strip():
+        return written.strip()
+    options = get(data, "engine", "options", kind=dict) or {}
+    value = options.get("revision")
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _hub_geometry(data: Dict[str, Any], name: str, lookup_name: str, model_facts: Dict[str, Any],
+                  checkpoint: Dict[str, Any]) -> Optional[ModelGeometry]:
+    """The geometry of the model's config.json on the Hugging Face Hub (kvlint.hub: its disk
+    cache, or a fetch unless offline), with its quantization_config; None, with the reason in
+    model.config_error (KV203 quotes it), when there is none."""
+    from kvlint.hub import hub_config  # on use: only a model nothing else knows asks the Hub
+
+    found = hub_config(lookup_name, hub_revision(data))
+    if found is None:
+        return None
+    if found.config is None:
+        model_facts["config_error"] = found.error or f"cannot fetch {found.url}"
+        return None
+    where = found.url + (f" (commit {found.commit[:12]})" if found.commit else "")
+    try:
+        geometry = geometry_from_config(found.config, name)
+    except (ConfigError, ValueError) as exc:
+        model_facts["config_error"] = f"cannot use {where}: {_reason(exc)}"
+        return None
+    model_facts["source"] = "hub"
+    checkpoint["geometry_note"] = (f"model geometry from {where}"
+                                   + (", fetched now" if found.origin == "fetched" else ", as kvlint cached it"))
+    _record_quantization(found.config, f"{lookup_name}'s config.json on the Hub", model_facts, checkpoint)
+    return geometry
 
 
 _RELATION = {
@@ -227,6 +278,11 @@ def linear_layers(data: Dict[str, Any], manifest_path: Optional[Path]) -> Option
             return linear_layer_count(read_config_json(path))
         except (ConfigError, OSError, ValueError):
             return None  # model_geometry reports why the file cannot be used
+    loaded = sys.modules.get("kvlint.hub")  # loaded only when model_geometry asked the Hub
+    if name and not config_path and loaded is not None:
+        found = loaded.remembered(name, hub_revision(data))  # never a fetch of its own
+        if found is not None and found.config is not None:
+            return linear_layer_count(found.config)
     return None
 
 

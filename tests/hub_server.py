@@ -40,7 +40,7 @@ def config_bytes(name: str) -> bytes:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: "HubServer"
+    server: HubServer
 
     def log_message(self, *args: Any) -> None:  # quiet
         pass

@@ -285,6 +285,7 @@ def _request(url: str, headers: Mapping[str, str], deadline: float
     """(status, lower-cased headers, body, problem): one GET, no redirect followed, the body
     read only for a 200 and only up to MAX_CONFIG_BYTES, within the deadline."""
     # Imported here: only a fetch needs the network stack (start-up time of every other run).
+    import http.client
     import socket
     import ssl
     import urllib.error
@@ -311,9 +312,9 @@ def _request(url: str, headers: Mapping[str, str], deadline: float
         reason = error.reason
         if isinstance(reason, (socket.timeout, TimeoutError)):
             return 0, {}, b"", f"no answer within {TIMEOUT_S:g} s"
-        return 0, {}, b"", f"cannot connect ({getattr(reason, 'strerror', None) or reason})"
-    except (OSError, ValueError, ssl.SSLError) as error:
-        return 0, {}, b"", f"cannot connect ({error})"
+        return 0, {}, b"", f"cannot connect ({' '.join(str(getattr(reason, 'strerror', None) or reason).split())[:200]})"
+    except (OSError, ValueError, http.client.HTTPException) as error:  # ssl.SSLError is an OSError
+        return 0, {}, b"", f"cannot connect ({type(error).__name__}: {' '.join(str(error).split())[:200]})"
     with response:
         answer = {k.lower(): v for k, v in response.headers.items()}
         status = response.status
@@ -337,8 +338,10 @@ def _request(url: str, headers: Mapping[str, str], deadline: float
                     return 0, answer, b"", f"config.json is more than the {MAX_CONFIG_BYTES:,} bytes kvlint reads"
         except (socket.timeout, TimeoutError):
             return 0, answer, b"", f"no answer within {TIMEOUT_S:g} s"
-        except (OSError, ValueError) as error:
-            return 0, answer, b"", f"cannot connect (the answer broke off: {error})"
+        except (OSError, ValueError, http.client.HTTPException) as error:  # IncompleteRead is neither
+            return 0, answer, b"", f"cannot connect (the answer broke off: {type(error).__name__})"
+    if length.isdigit() and size != int(length):
+        return 0, answer, b"", f"cannot connect (the answer broke off after {size:,} of {int(length):,} bytes)"
     return 200, answer, b"".join(chunks), None
 
 

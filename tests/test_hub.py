@@ -372,3 +372,35 @@ def test_a_check_that_fetches_nothing_imports_no_network_module(tmp_path):
     completed = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                                env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, timeout=120)
     assert completed.stdout.strip().splitlines()[-1] == "[]", completed.stdout + completed.stderr
+
+
+@pytest.mark.parametrize("reply, reason", [
+    (b"garbage\r\n\r\n", "cannot connect (BadStatusLine: garbage)"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n{\"model_type\": \"llama\"}",
+     "the answer broke off after 23 of 1,000 bytes"),
+])
+def test_a_broken_answer_is_a_reason_not_a_traceback(monkeypatch, tmp_path, reply, reason):
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+
+    def answer() -> None:
+        connection, _ = listener.accept()
+        connection.recv(65536)
+        connection.sendall(reply)
+        connection.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{listener.getsockname()[1]}")
+    monkeypatch.setenv("KVLINT_CACHE_DIR", str(tmp_path))
+    hub.forget()
+    try:
+        found = hub.hub_config("acme/broken")
+    finally:
+        hub.forget()
+        listener.close()
+    assert found is not None and found.config is None and reason in found.error, found

@@ -148,6 +148,24 @@ def _offset(lines: List[str], line: int, column: int) -> int:
     return sum(len(text) for text in lines[: line - 1]) + column - 1
 
 
+def _written_span(lines: List[str], document: Document, pointer: str, value: Any) -> Optional[Any]:
+    """The span of `pointer`'s value when the file writes it there as one word (the text at the
+    span is the value, quoted or not); None for a default the adapter filled in or a value spread
+    over several words or lines."""
+    span = document.value_spans.get(pointer)
+    if span is None or value is None or isinstance(value, (list, dict)) or span.line != span.end_line:
+        return None
+    if span.line > len(lines):
+        return None
+    text = lines[span.line - 1][span.column - 1: span.end_column - 1].strip("'\"")
+    written = str(value).lower() if isinstance(value, bool) else str(value)
+    try:
+        same = text == written or float(text) == float(written)
+    except ValueError:
+        same = False
+    return span if same else None
+
+
 def patch_text(text: str, document: Document, old: Dict[str, Any], new: Dict[str, Any], engine: str,
                release: str, path: str) -> str:
     """A unified diff that turns the file `text` (whose document `document` the plan read as `old`)
@@ -161,8 +179,8 @@ def patch_text(text: str, document: Document, old: Dict[str, Any], new: Dict[str
     added: List[Tuple[str, List[str]]] = []
     for pointer, value in _changed_fields(old, new):
         written = _dig(old, pointer)
-        span = document.value_spans.get(pointer)
-        if written is not None and span is not None and not isinstance(value, list):
+        span = _written_span(lines, document, pointer, written)
+        if span is not None and not isinstance(value, list):
             start = _offset(lines, span.line, span.column)
             end = _offset(lines, span.end_line, span.end_column)
             original = "".join(lines)[start:end]
@@ -176,7 +194,8 @@ def patch_text(text: str, document: Document, old: Dict[str, Any], new: Dict[str
         if flag is None:
             raise UsageError(f"{engine} {release} has no flag for {pointer.lstrip('/').replace('/', '.')}; "
                              "the plan cannot be written as a patch to this file (use --emit manifest)")
-        if written is not None:
+        if written is not None and pointer in document.value_spans and pointer != "/kv_cache/dtype":
+            # written, but not as one word kvlint can replace (a list, a JSON option, a variable)
             raise UsageError(f"{path}: {pointer.lstrip('/').replace('/', '.')} is set where kvlint cannot rewrite it "
                              "in place; use --emit manifest")
         added.append((flag, _value_words(value)))
@@ -193,9 +212,8 @@ def patch_text(text: str, document: Document, old: Dict[str, Any], new: Dict[str
 def _insertion(lines: List[str], document: Document, added: List[Tuple[str, List[str]]]) -> Tuple[int, int, str]:
     """Where and how new flags go: after the last engine argument kvlint located in the file."""
     spans = [span for pointer, span in document.value_spans.items()
-             if pointer.split("/")[1:2] and pointer.split("/")[1] in
-             ("kv_cache", "serving", "memory", "parallelism", "engine", "model") and pointer != "/engine/version"
-             and pointer != "/engine/name" and span.line >= 1]
+             if pointer.split("/")[1:2] and pointer.split("/")[1] in ("kv_cache", "serving", "memory", "parallelism", "model")
+             and _written_span(lines, document, pointer, _dig(document.data, pointer)) is not None]
     if not spans:
         raise UsageError("the file has no engine argument kvlint can place new flags after; use --emit manifest")
     last = max(spans, key=lambda s: (s.end_line, s.end_column))

@@ -190,8 +190,10 @@ FRONTS = [
 
 @pytest.mark.parametrize("args", FRONTS, ids=lambda a: f"{a[1]}-{a[3]}-{a[a.index('--release') + 1]}")
 def test_every_pareto_configuration_checks_clean(tmp_path, args):
-    restrict = (["--kv-cache-dtype", "auto", "--kv-cache-dtype", "fp8_e4m3", "--kv-cache-dtype", "fp8_e5m2"]
-                if "sglang" in args else SMALL)
+    restrict = ["--kv-cache-dtype", "auto", "--kv-cache-dtype", "fp8_e4m3", "--kv-cache-dtype", "fp8_e5m2"]
+    if "sglang" not in args:
+        restrict += ["--attention-backend", "auto", "--attention-backend", "FLASH_ATTN",
+                     "--attention-backend", "TRITON_ATTN"]
     plan = _plan_json([*args, *restrict])
     assert plan["pareto"], plan["excluded"]
     from kvlint.plan.emit import manifest_text
@@ -235,8 +237,8 @@ def _manifest_for(args: List[str], row: Dict[str, Any]) -> Dict[str, Any]:
 
 ACCEPTANCE = [
     "vllm-h100-llama31-8b-kvfp8", "vllm-h100-llama31-8b-bf16", "vllm-h100-qwen25-7b", "vllm-h100-qwen3-8b",
-    "vllm-a100-qwen2-7b-gmu050", "vllm-h100x2-llama31-8b-tp2", "vllm-h100-gemma3-12b", "vllm-h100-gemma3-4b",
-    "vllm-l4-qwen3-4b-fp8", "vllm-h100x2-qwen25-7b-tp2", "vllm-h100-qwen25-7b-kvfp8", "vllm-h100-llama31-8b-mml32768",
+    "vllm-h100-gptoss-120b-mnbt1024", "vllm-h100x2-llama31-8b-tp2", "vllm-h100-gemma3-12b", "vllm-h100-gemma3-4b",
+    "vllm-l4-qwen3-4b-fp8", "vllm-h100x4-qwen25-7b-tp4", "vllm-h100-qwen25-7b-kvfp8", "vllm-a100-gptoss-20b-gmu065",
 ]
 
 _DEVICE_BY_CC = {"8.0": "sm80", "8.6": "sm86", "8.9": "sm89", "9.0": "sm90", "10.0": "sm100", "12.0": "sm120"}

@@ -10,7 +10,7 @@ family; the rest are ranked on capacity against the targets and on risk, and the
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -148,8 +148,45 @@ class PlanResult:
         return reasons
 
 
+# Facts sections that change with the sizing axes (memory fraction, context, block size through
+# capacity). A rule that names none of them reads the same facts for every sizing of a
+# configuration, so its verdict is kept per value of the other sections (Judge).
+SIZING_SECTIONS = ("capacity", "serving", "memory")
+# Keywords through which a condition could read facts it does not name.
+_OPEN_KEYWORDS = ("additionalProperties", "patternProperties", "propertyNames", "minProperties",
+                  "maxProperties", "unevaluatedProperties", "dependentSchemas", "$ref", "$dynamicRef")
+
+
+def _names_only(schema: Any) -> bool:
+    """Whether the top level of a condition reads only the properties it names."""
+    if not isinstance(schema, dict):
+        return isinstance(schema, bool)
+    if any(k in schema for k in _OPEN_KEYWORDS):
+        return False
+    for key in ("allOf", "anyOf", "oneOf"):
+        if not all(_names_only(s) for s in schema.get(key, [])):
+            return False
+    return all(_names_only(schema[k]) for k in ("not", "if", "then", "else") if k in schema)
+
+
+def split_rulebook(rulebook: Any, enabled: Any) -> Tuple[Any, Any]:
+    """(rules that may read the sizing sections, rules that cannot), as two rulebooks of the same
+    rules: each is evaluated by Rulebook.evaluate, as `check` evaluates it."""
+    sizing, fixed = type(rulebook)(), type(rulebook)()
+    for rule in rulebook:
+        if enabled is not None and rule.code not in enabled:
+            continue
+        text = json.dumps([rule.condition, rule.for_each, rule.message, rule.pointer], default=str)
+        reads_sizing = any(section in text for section in SIZING_SECTIONS) or not _names_only(rule.condition)
+        (sizing if reads_sizing else fixed).add(rule)
+    return sizing, fixed
+
+
 class Judge:
-    """`kvlint check`'s judgement of one manifest dict, without a file: resolve, capacity, rules."""
+    """`kvlint check`'s judgement of one manifest dict, without a file: schema, resolve, capacity,
+    rules. The rules that read no sizing section (SIZING_SECTIONS) are evaluated once per value of
+    the facts they can read; the result is the same list `Rulebook.evaluate` returns on the whole
+    rulebook, in the same order (tests/test_plan.py compares the two)."""
 
     def __init__(self, rulebook: Any, enabled: Any, catalog_dirs: Sequence[str] = (),
                  max_scale_overhead: float = 0.03, manifest_path: Optional[Path] = None):
@@ -158,6 +195,19 @@ class Judge:
         self.catalog_dirs = tuple(catalog_dirs)
         self.max_scale_overhead = max_scale_overhead
         self.manifest_path = manifest_path
+        self.sizing, self.fixed = split_rulebook(rulebook, enabled)
+        self.order = {rule.code: i for i, rule in enumerate(rulebook)}
+        # Codes whose verdict cannot change with the sizing axes (they read no sizing section).
+        self.fixed_codes = {rule.code for rule in self.fixed if rule.stage == "facts" and rule.condition is not None}
+        self._fixed: Dict[str, List[Tuple[Any, str, str]]] = {}
+
+    def evaluate(self, facts: Dict[str, Any]) -> List[Tuple[Any, str, str]]:
+        key = json.dumps({k: v for k, v in facts.items() if k not in SIZING_SECTIONS}, sort_keys=True, default=str)
+        fixed = self._fixed.get(key)
+        if fixed is None:
+            fixed = self._fixed[key] = self.fixed.evaluate(facts)
+        fired = fixed + self.sizing.evaluate(facts)
+        return sorted(fired, key=lambda item: self.order[item[0].code])
 
     def judge(self, data: Dict[str, Any], candidate: Candidate) -> Outcome:
         # The schema stage first, as `check` runs it (its fast path accepts a valid manifest cheaply).
@@ -165,8 +215,7 @@ class Judge:
                     for f in validate_document(Document("<plan>", 0, data, {}, {}, 1)) if f.code in self.enabled]
         analysis = analyze_deployment(data, "<plan>", self.manifest_path, self.catalog_dirs, self.max_scale_overhead)
         facts = analysis.facts
-        findings += [(rule.code, rule.severity, message)
-                     for rule, message, _ in self.rulebook.evaluate(facts, enabled=self.enabled)]
+        findings += [(rule.code, rule.severity, message) for rule, message, _ in self.evaluate(facts)]
         return Outcome(candidate, findings, facts.get("capacity") or {}, facts)
 
 
@@ -334,10 +383,19 @@ def search(base: Dict[str, Any], axes: Axes, judge: Judge, engine: str, release:
     considered = 0
     seen: set = set()
     judged = 0
+    # Per configuration without its sizing (context, memory fraction): the findings of a judged
+    # sizing that has an error from a rule reading no sizing section. Every other sizing of the
+    # configuration has the same facts outside those sections (tests/test_plan.py checks it), so
+    # the same error: it is counted against the candidate without judging it again.
+    screened: Dict[Candidate, List[Tuple[str, str, str]]] = {}
     for candidate in axes.candidates():
         if limit is not None and considered >= limit:
             break
         considered += 1
+        group = replace(candidate, max_model_len=None, memory=None)
+        if group in screened:
+            rejected.append(Outcome(candidate, screened[group], {}, {}))
+            continue
         data = apply(base, candidate, engine)
         key = json.dumps(data, sort_keys=True, default=str)
         if key in seen:  # two axis values that write the same manifest: judged once
@@ -347,6 +405,8 @@ def search(base: Dict[str, Any], axes: Axes, judge: Judge, engine: str, release:
         outcome = judge.judge(data, candidate)
         if outcome.errors:
             rejected.append(outcome)
+            if any(code in judge.fixed_codes for code, _, _ in outcome.errors):
+                screened[group] = [f for f in outcome.findings if f[0] in judge.fixed_codes]
             continue
         if outcome.tokens is None:
             unknown.append(outcome)

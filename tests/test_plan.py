@@ -303,3 +303,70 @@ def test_check_does_not_import_plan():
     imported = [line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if "|" in line]
     assert "kvlint.pipeline.check" in imported, out.stderr[-2000:]
     assert not [m for m in imported if m.startswith("kvlint.plan")]
+
+
+# --- the search's shortcuts are exact -----------------------------------------------------------
+
+def _judge_and_axes(model: str, gpu: str, engine: str, release: str, gpus: int = 1):
+    from kvlint.catalog import load_catalogs
+    from kvlint.config import Config
+    from kvlint.plan.request import request_from_options
+    from kvlint.plan.run import _baseline_candidate, _contexts
+    from kvlint.plan.search import Judge, Targets
+    from kvlint.plan.space import apply, build_axes
+    from kvlint.rulebook import load_rulebook
+
+    config = Config()
+    request = request_from_options(model, None, gpu, gpus, engine, release, Targets(context=16384), None, config)
+    rulebook = load_rulebook(())
+    judge = Judge(rulebook, {r.code for r in rulebook})
+    start = _baseline_candidate(request)
+    baseline = judge.judge(apply(request.base, start, engine), start)
+    release_info = load_catalogs(()).engines.release(engine, request.release)
+    axes = build_axes(release_info, engine, baseline.facts, gpus, _contexts(request, baseline.facts), None, "per-head")
+    return request, rulebook, judge, axes
+
+
+SHORTCUT_CASES = [("meta-llama/Llama-3.1-8B-Instruct", "H100-SXM-80GB", "vllm", "0.33.0", 2),
+                  ("google/gemma-3-12b-it", "A100-SXM4-80GB", "vllm", "0.19.0", 1),
+                  ("Qwen/Qwen3-32B", "H100-SXM-80GB", "sglang", "0.5.9", 2)]
+
+
+@pytest.mark.parametrize("case", SHORTCUT_CASES, ids=lambda c: f"{c[2]}-{c[3]}")
+def test_sizing_changes_no_fact_outside_the_sizing_sections(case):
+    """The screen's premise: two sizings (memory fraction, context) of one configuration resolve to
+    the same facts outside capacity/serving/memory, so a rule reading none of those gives one verdict."""
+    from dataclasses import replace
+
+    from kvlint.analysis import analyze_deployment
+    from kvlint.plan.search import SIZING_SECTIONS
+    from kvlint.plan.space import apply
+
+    request, _, _, axes = _judge_and_axes(*case)
+    groups = {}
+    for candidate in axes.candidates():
+        groups.setdefault(replace(candidate, max_model_len=None, memory=None), []).append(candidate)
+    checked = 0
+    for members in list(groups.values())[::7]:  # a spread of configurations, every sizing of each
+        views = []
+        for candidate in members:
+            facts = analyze_deployment(apply(request.base, candidate, request.engine), "<plan>", None).facts
+            views.append(json.dumps({k: v for k, v in facts.items() if k not in SIZING_SECTIONS}, sort_keys=True))
+        assert len(set(views)) == 1, members[0].label()
+        checked += 1
+    assert checked >= 10
+
+
+@pytest.mark.parametrize("case", SHORTCUT_CASES, ids=lambda c: f"{c[2]}-{c[3]}")
+def test_split_rule_evaluation_equals_the_rulebook(case):
+    """Judge.evaluate (memoised rules that read no sizing section + the rest) returns what
+    Rulebook.evaluate returns on every rule, finding for finding, in order."""
+    from kvlint.analysis import analyze_deployment
+    from kvlint.plan.space import apply
+
+    request, rulebook, judge, axes = _judge_and_axes(*case)
+    for candidate in list(axes.candidates())[::11]:
+        facts = analyze_deployment(apply(request.base, candidate, request.engine), "<plan>", None).facts
+        split = [(r.code, m, p) for r, m, p in judge.evaluate(facts)]
+        whole = [(r.code, m, p) for r, m, p in rulebook.evaluate(facts)]
+        assert split == whole, candidate.label()

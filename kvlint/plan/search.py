@@ -10,6 +10,7 @@ family; the rest are ranked on capacity against the targets and on risk, and the
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -169,6 +170,20 @@ def _names_only(schema: Any) -> bool:
     return all(_names_only(schema[k]) for k in ("not", "if", "then", "else") if k in schema)
 
 
+def _reads_sizing(rule: Any) -> bool:
+    """Whether a rule may read a sizing section: its condition or `for_each` names one (as a
+    quoted key anywhere in the schema), a `{path}` of its message or pointer starts with one, or
+    its condition could read properties it does not name."""
+    structure = json.dumps([rule.condition, rule.for_each], default=str)
+    if any(f'"{section}"' in structure or f"/{section}" in structure for section in SIZING_SECTIONS):
+        return True
+    templates = json.dumps([rule.message, rule.pointer], default=str)
+    paths = re.findall(r"\{([^{}]+)\}", templates)
+    if any(path.split(".")[0] in SIZING_SECTIONS for path in paths):
+        return True
+    return not _names_only(rule.condition)
+
+
 def split_rulebook(rulebook: Any, enabled: Any) -> Tuple[Any, Any]:
     """(rules that may read the sizing sections, rules that cannot), as two rulebooks of the same
     rules: each is evaluated by Rulebook.evaluate, as `check` evaluates it."""
@@ -176,9 +191,7 @@ def split_rulebook(rulebook: Any, enabled: Any) -> Tuple[Any, Any]:
     for rule in rulebook:
         if enabled is not None and rule.code not in enabled:
             continue
-        text = json.dumps([rule.condition, rule.for_each, rule.message, rule.pointer], default=str)
-        reads_sizing = any(section in text for section in SIZING_SECTIONS) or not _names_only(rule.condition)
-        (sizing if reads_sizing else fixed).add(rule)
+        (sizing if _reads_sizing(rule) else fixed).add(rule)
     return sizing, fixed
 
 
@@ -396,11 +409,10 @@ def search(base: Dict[str, Any], axes: Axes, judge: Judge, engine: str, release:
         if group in screened:
             rejected.append(Outcome(candidate, screened[group], {}, {}))
             continue
-        data = apply(base, candidate, engine)
-        key = json.dumps(data, sort_keys=True, default=str)
-        if key in seen:  # two axis values that write the same manifest: judged once
+        if candidate in seen:
             continue
-        seen.add(key)
+        seen.add(candidate)
+        data = apply(base, candidate, engine)
         judged += 1
         outcome = judge.judge(data, candidate)
         if outcome.errors:

@@ -53,8 +53,8 @@ def plan(path, model, model_config, gpu, gpu_count, engine, release, context, co
     the same rules, defect catalog and capacity model as `kvlint check`; candidates with an
     error are dropped, the rest ranked on KV capacity against the targets and on risk.
 
-    Exit 0 when a configuration passes, 1 when none does or its capacity is unknown, 2 on a
-    usage error.
+    Exit 0 when a configuration passes (and meets the targets), 1 when none does, none meets
+    the targets or the capacity is unknown, 2 on a usage error.
     """
     # Imported on use: only this command searches; `kvlint check` never loads kvlint.plan.
     from kvlint.plan.emit import emit
@@ -105,4 +105,5 @@ def plan(path, model, model_config, gpu, gpu_count, engine, release, context, co
     if summary and fmt == "markdown":
         with open(summary, "a", encoding="utf-8") as handle:
             handle.write(render_markdown(result, emitted, output_file))
-    sys.exit(EXIT_OK if manifest is not None else EXIT_FINDINGS)
+    met = result.chosen is not None and result.chosen.meets in ("yes", None)
+    sys.exit(EXIT_OK if manifest is not None and met else EXIT_FINDINGS)

@@ -87,6 +87,8 @@ def restrict(axes: Axes, dtypes: Sequence[str] = (), backends: Sequence[str] = (
         axes.dtypes = [d for d in axes.dtypes if d in dtypes]
     if backends:
         axes.backends = [b for b in axes.backends if b in backends]
+    if dtypes:  # a dtype the user did not ask about: its left-out options are not news
+        axes.left_out = [item for item in axes.left_out if item["family"].split()[0] in dtypes]
 
 
 def plan(request: PlanRequest, config: Config, rulebook: Any, enabled: Any, limit: Optional[int] = None,

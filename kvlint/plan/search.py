@@ -113,6 +113,7 @@ class PlanResult:
     unknown_capacity: Optional[str] = None  # why capacity cannot be ranked (the missing input)
     notes: List[str] = field(default_factory=list)
 
+    unranked: int = 0  # candidates without an error whose capacity is unknown
     floor_tokens: Optional[int] = None  # plan FILE without targets: hold at least the baseline's tokens
 
     @property
@@ -427,8 +428,9 @@ def search(base: Dict[str, Any], axes: Axes, judge: Judge, engine: str, release:
         outcome.meets = target_verdict(outcome, targets)
         kept.append(outcome)
     excluded = list(axes.left_out)
-    excluded.extend(family_exclusions(rejected + unknown, kept))
+    excluded.extend(family_exclusions(rejected, kept + unknown))  # unknown capacity: said once, below
     result = PlanResult(engine, release, considered, judged, kept, [], excluded, baseline, targets)
+    result.unranked = len(unknown)
     if unknown and not kept:
         result.unknown_capacity = capacity_unknown_reason(unknown[0])
         return result

@@ -52,7 +52,9 @@ def _summary(result: Any) -> str:
               f"KV tokens {targets.kv_tokens:,}" if targets.kv_tokens is not None else None]
     wanted_text = ", ".join(w for w in wanted if w) or "none"
     return (f"{result.engine} {result.release}: {result.considered:,} candidates, {result.evaluated:,} judged by "
-            f"kvlint check's rules and capacity model, {len(result.kept):,} pass; targets: {wanted_text}")
+            f"kvlint check's rules and capacity model, {len(result.kept):,} pass"
+            + (f" ({result.unranked:,} more pass with an unknown capacity)" if result.unranked else "")
+            + f"; targets: {wanted_text}")
 
 
 def _excluded_lines(result: Any) -> List[str]:

@@ -370,3 +370,28 @@ def test_split_rule_evaluation_equals_the_rulebook(case):
         split = [(r.code, m, p) for r, m, p in judge.evaluate(facts)]
         whole = [(r.code, m, p) for r, m, p in rulebook.evaluate(facts)]
         assert split == whole, candidate.label()
+
+
+def _complete(words: str, cword: int) -> str:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
+    env.update({"_KVLINT_COMPLETE": "bash_complete", "COMP_WORDS": words, "COMP_CWORD": str(cword)})
+    return subprocess.run([str(Path(sys.executable).parent / "kvlint")], env=env, capture_output=True,
+                          text=True, timeout=120).stdout
+
+
+def test_shell_completion_knows_plan_and_its_choices():
+    assert "plain,plan" in _complete("kvlint pl", 1)
+    emitted = _complete("kvlint plan --emit ", 3)
+    assert all(f"plain,{form}" in emitted for form in ("manifest", "vllm", "sglang", "patch")), emitted
+    formats = _complete("kvlint plan --output-format ", 3)
+    assert all(f"plain,{fmt}" in formats for fmt in ("text", "markdown", "json")), formats
+
+
+def test_help_matches_the_other_commands():
+    text = invoke(["plan", "--help"]).output
+    for option in ("--output-format", "-o, --output-file", "--config", "--emit", "--context", "--concurrency",
+                   "--kv-tokens"):
+        assert option in text, option
+    assert "plan" in invoke(["--help"]).output

@@ -69,8 +69,14 @@ def plan(path, model, model_config, gpu, gpu_count, engine, release, context, co
     if path is not None:
         if model or model_config or gpu:
             raise UsageError("with FILE the model and GPU are the file's; drop --model/--model-config/--gpu")
+        pinned = None
+        if release is not None:
+            pinned = request_from_file(path, targets, checkpoint_kv_scales, config).release
         request = request_from_file(path, targets, checkpoint_kv_scales, config, release=release)
         form = emit_form or ("manifest" if request.source_format == "kvlint" else "patch")
+        if form == "patch" and pinned is not None and pinned != request.release:
+            raise UsageError(f"--release {request.release}: {path} pins {request.engine} {pinned}, which a patch of "
+                             "engine flags cannot change; use --emit manifest (or a command line)")
     else:
         if not gpu:
             raise UsageError("give the GPU: --gpu (a catalog id such as H100-SXM-80GB), or plan an existing FILE")

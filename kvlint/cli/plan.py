@@ -19,6 +19,7 @@ EMIT_FORMS = ("manifest", "vllm", "sglang", "patch")
 @click.argument("path", required=False, type=click.Path(dir_okay=False))
 @click.option("--model", help="Hugging Face model id (looked up in the model catalog).")
 @click.option("--model-config", type=click.Path(dir_okay=False), help="The model's config.json (wins over the catalog).")
+@click.option("--weights", help="The checkpoint's size (15GB, 16.1GiB) when the model catalog does not have it.")
 @click.option("--gpu", help="GPU: a catalog id or alias (H100-SXM-80GB, h100, MI300X).")
 @click.option("--gpus", "gpu_count", type=click.IntRange(1, 1024), default=1, show_default=True,
               help="GPUs per replica; tensor x pipeline factorizations of it are searched.")
@@ -42,7 +43,7 @@ EMIT_FORMS = ("manifest", "vllm", "sglang", "patch")
 @click.option("--max-candidates", type=click.IntRange(min=1), default=None,
               help="Stop after this many candidates (the search space is enumerated in a fixed order).")
 @config_option
-def plan(path, model, model_config, gpu, gpu_count, engine, release, context, concurrency, kv_tokens,
+def plan(path, model, model_config, weights, gpu, gpu_count, engine, release, context, concurrency, kv_tokens,
          checkpoint_kv_scales, emit_form, fmt, output_file, dtypes, backends, max_candidates, config_path):
     """Search the KV-cache configurations of a deployment and write the best one.
 
@@ -67,8 +68,8 @@ def plan(path, model, model_config, gpu, gpu_count, engine, release, context, co
     context_ = build_context(config)
     targets = Targets(context=context, concurrency=concurrency, kv_tokens=kv_tokens)
     if path is not None:
-        if model or model_config or gpu:
-            raise UsageError("with FILE the model and GPU are the file's; drop --model/--model-config/--gpu")
+        if model or model_config or gpu or weights:
+            raise UsageError("with FILE the model and GPU are the file's; drop --model/--model-config/--weights/--gpu")
         pinned = None
         if release is not None:
             pinned = request_from_file(path, targets, checkpoint_kv_scales, config).release
@@ -81,7 +82,7 @@ def plan(path, model, model_config, gpu, gpu_count, engine, release, context, co
         if not gpu:
             raise UsageError("give the GPU: --gpu (a catalog id such as H100-SXM-80GB), or plan an existing FILE")
         request = request_from_options(model, model_config, gpu, gpu_count, engine, release or "newest", targets,
-                                       checkpoint_kv_scales, config)
+                                       checkpoint_kv_scales, config, weights=weights)
         form = emit_form or "manifest"
         if form == "patch":
             raise UsageError("--emit patch needs FILE, the deployment to patch")
@@ -96,6 +97,11 @@ def plan(path, model, model_config, gpu, gpu_count, engine, release, context, co
         source_text = None
         if form == "patch":
             source_text = Path(path).read_text(encoding="utf-8")
+        else:  # model.config is relative to the file written (or to the current directory)
+            from kvlint.ablation.check import rebase_model_config
+
+            source_dir = request.manifest_path.parent if request.manifest_path is not None else Path.cwd()
+            rebase_model_config(manifest, source_dir, Path(output_file).parent if output_file else Path.cwd())
         emitted = emit(form, manifest, request.engine, request.release, header, source_text=source_text,
                        document=request.document, baseline=request.base, path=path or "")
     if fmt == "json":

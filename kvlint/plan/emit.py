@@ -250,7 +250,8 @@ def emit(form: str, data: Dict[str, Any], engine: str, release: str, header: str
         return manifest_text(data, header)
     if form in ("vllm", "sglang"):
         if form != engine:
-            raise UsageError(f"--emit {form}: the plan is for {engine}; --emit {engine} or manifest")
+            other = f"--emit {engine} or " if engine in ("vllm", "sglang") else ""
+            raise UsageError(f"--emit {form}: the plan is for {engine}; use {other}--emit manifest")
         return command_text(data, engine, release, header)
     if form == "patch":
         if source_text is None or document is None or baseline is None:

@@ -4,6 +4,7 @@ targets, and for `kvlint plan FILE` the file's own deployment as the baseline.""
 from __future__ import annotations
 
 import copy
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -56,7 +57,7 @@ def resolve_release(engine: str, release: str, catalog_dirs=()) -> str:
 
 def request_from_options(model: Optional[str], model_config: Optional[str], gpu: str, gpu_count: int,
                          engine: str, release: str, targets: Targets, checkpoint_kv_scales: Optional[str],
-                         config: Config) -> PlanRequest:
+                         config: Config, weights: Optional[str] = None) -> PlanRequest:
     """A new deployment: the base manifest from the command line's facts."""
     if not model and not model_config:
         raise UsageError("give the model: --model ID (a Hugging Face id) and/or --model-config config.json")
@@ -75,10 +76,12 @@ def request_from_options(model: Optional[str], model_config: Optional[str], gpu:
         resolved = Path(model_config).resolve()
         if not resolved.is_file():
             raise UsageError(f"--model-config {model_config}: no such file")
-        base["model"]["config"] = str(resolved)
+        base["model"]["config"] = os.path.relpath(resolved, Path.cwd())
         path = Path.cwd() / "plan.yaml"
     if checkpoint_kv_scales:
         base["model"]["kv_scales"] = checkpoint_kv_scales
+    if weights:
+        base["model"]["weights"] = {"bytes": weights}
     if targets.context:
         base["serving"] = {"max_model_len": targets.context}
     return PlanRequest(base, engine, version, targets, gpu_count, source=None, manifest_path=path)

@@ -97,6 +97,9 @@ def plan(request: PlanRequest, config: Config, rulebook: Any, enabled: Any, limi
     judge = make_judge(request, config, rulebook, enabled)
     start = _baseline_candidate(request)
     baseline = judge.judge(apply(request.base, start, request.engine), start)
+    unknown_gpu = [message for code, _, message in baseline.findings if code == "KV202"]
+    if unknown_gpu:  # a GPU the catalog lacks is a fixed input the plan cannot price: say so up front
+        raise UsageError(f"the GPU: {unknown_gpu[0]}")
     release = load_catalogs(tuple(config.catalog_dirs)).engines.release(request.engine, request.release)
     default_memory = release.default(MEMORY_FIELD.get(request.engine, ""))
     default_memory = float(default_memory) if isinstance(default_memory, (int, float)) else None

@@ -44,6 +44,7 @@ class Outcome:
     risk: int = 0
     risk_reasons: List[str] = field(default_factory=list)
     meets: Optional[str] = None  # "yes", "band" (inside the estimate's band), "no", None (no target)
+    assumptions: Tuple[str, ...] = ()  # the capacity model's, to say why a figure is missing
 
     @property
     def errors(self) -> List[Tuple[str, str, str]]:
@@ -230,7 +231,10 @@ class Judge:
         analysis = analyze_deployment(data, "<plan>", self.manifest_path, self.catalog_dirs, self.max_scale_overhead)
         facts = analysis.facts
         findings += [(rule.code, rule.severity, message) for rule, message, _ in self.evaluate(facts)]
-        return Outcome(candidate, findings, facts.get("capacity") or {}, facts)
+        outcome = Outcome(candidate, findings, facts.get("capacity") or {}, facts)
+        if analysis.capacity is not None and outcome.tokens is None:
+            outcome.assumptions = tuple(analysis.capacity.assumptions)
+        return outcome
 
 
 def score_risk(outcome: Outcome, engine_default_memory: Optional[float]) -> None:
@@ -376,6 +380,9 @@ def capacity_unknown_reason(outcome: Outcome) -> Optional[str]:
         return None
     model = outcome.facts.get("model") or {}
     cache = outcome.facts.get("kv_cache") or {}
+    if any("weight size unknown" in a for a in outcome.assumptions):
+        return ("the model's weight size is unknown, so the KV pool cannot be computed: give --weights "
+                "(the checkpoint's size, e.g. 15GB)")
     if not model.get("known") and not model.get("num_layers"):
         return (f"the model geometry of {model.get('name') or 'the model'} is unknown: give --model-config "
                 "(its config.json) so the KV bytes per token can be computed")
@@ -384,7 +391,8 @@ def capacity_unknown_reason(outcome: Outcome) -> Optional[str]:
     gpu = outcome.facts.get("gpu") or {}
     if not gpu.get("memory_bytes"):
         return "the GPU memory is unknown: give a catalogued --gpu"
-    return "the capacity cannot be computed for this configuration"
+    said = [a for a in outcome.assumptions if "cannot be computed" in a or "unknown" in a]
+    return said[0] if said else "the capacity cannot be computed for this configuration"
 
 
 def search(base: Dict[str, Any], axes: Axes, judge: Judge, engine: str, release: str, targets: Targets,

@@ -311,7 +311,7 @@ def _judge_and_axes(model: str, gpu: str, engine: str, release: str, gpus: int =
     from kvlint.catalog import load_catalogs
     from kvlint.config import Config
     from kvlint.plan.request import request_from_options
-    from kvlint.plan.run import _baseline_candidate, _contexts
+    from kvlint.plan.run import baseline_candidate, context_values
     from kvlint.plan.search import Judge, Targets
     from kvlint.plan.space import apply, build_axes
     from kvlint.rulebook import load_rulebook
@@ -320,10 +320,10 @@ def _judge_and_axes(model: str, gpu: str, engine: str, release: str, gpus: int =
     request = request_from_options(model, None, gpu, gpus, engine, release, Targets(context=16384), None, config)
     rulebook = load_rulebook(())
     judge = Judge(rulebook, {r.code for r in rulebook})
-    start = _baseline_candidate(request)
+    start = baseline_candidate(request)
     baseline = judge.judge(apply(request.base, start, engine), start)
     release_info = load_catalogs(()).engines.release(engine, request.release)
-    axes = build_axes(release_info, engine, baseline.facts, gpus, _contexts(request, baseline.facts), None, "per-head")
+    axes = build_axes(release_info, engine, baseline.facts, gpus, context_values(request, baseline.facts), None, "per-head")
     return request, rulebook, judge, axes
 
 
@@ -395,3 +395,19 @@ def test_help_matches_the_other_commands():
                    "--kv-tokens"):
         assert option in text, option
     assert "plan" in invoke(["--help"]).output
+
+
+def test_missing_weights_is_named_not_guessed():
+    args = ["--model-config", "examples/models/qwen2.5-7b-support-ft/config.json", "--gpu", "L4", "--context", "8192",
+            "--kv-cache-dtype", "auto", "--attention-backend", "auto"]
+    result = invoke(["plan", *args])
+    assert result.exit_code == 1
+    assert "capacity unknown, not ranked" in result.output and "--weights" in result.output
+    plan = _plan_json([*args, "--weights", "15.2GB"])
+    assert plan["chosen"]["kv_cache_tokens"] > 0
+
+
+def test_unknown_gpu_is_a_usage_error():
+    result = invoke(["plan", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "NOT-A-GPU"])
+    assert result.exit_code == 2
+    assert "NOT-A-GPU is not in the catalog" in result.output

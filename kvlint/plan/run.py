@@ -13,7 +13,7 @@ from kvlint.plan.search import Judge, Outcome, PlanResult, score_risk, search, t
 from kvlint.plan.space import MEMORY_FIELD, Axes, Candidate, apply, build_axes
 
 
-def _baseline_candidate(request: PlanRequest) -> Candidate:
+def baseline_candidate(request: PlanRequest) -> Candidate:
     """The base manifest's own configuration as a candidate (the baseline row)."""
     base = request.base
     cache = base.get("kv_cache") if isinstance(base.get("kv_cache"), dict) else {}
@@ -38,7 +38,7 @@ def _baseline_candidate(request: PlanRequest) -> Candidate:
     )
 
 
-def _contexts(request: PlanRequest, facts: Dict[str, Any]) -> List[Optional[int]]:
+def context_values(request: PlanRequest, facts: Dict[str, Any]) -> List[Optional[int]]:
     """The context lengths tried: the target (or the file's), and twice it while the model allows;
     without either, the model's own maximum and the powers of two from 8k below it."""
     maximum = (facts.get("model") or {}).get("max_position_embeddings")
@@ -95,7 +95,7 @@ def plan(request: PlanRequest, config: Config, rulebook: Any, enabled: Any, limi
          dtypes: Sequence[str] = (), backends: Sequence[str] = ()) -> Tuple[PlanResult, Optional[Dict[str, Any]]]:
     """(the plan, the chosen configuration's manifest or None)."""
     judge = make_judge(request, config, rulebook, enabled)
-    start = _baseline_candidate(request)
+    start = baseline_candidate(request)
     baseline = judge.judge(apply(request.base, start, request.engine), start)
     unknown_gpu = [message for code, _, message in baseline.findings if code == "KV202"]
     if unknown_gpu:  # a GPU the catalog lacks is a fixed input the plan cannot price: say so up front
@@ -111,7 +111,7 @@ def plan(request: PlanRequest, config: Config, rulebook: Any, enabled: Any, limi
     if request.source is not None:
         parallel = (start.tensor, start.pipeline)  # a file's parallelism is one of its fixed facts
     axes = build_axes(release, request.engine, baseline.facts, request.gpu_count,
-                      _contexts(request, baseline.facts), parallel, checkpoint)
+                      context_values(request, baseline.facts), parallel, checkpoint)
     if request.source is not None:
         _keep_file_defaults(axes, start)
     restrict(axes, dtypes, backends)

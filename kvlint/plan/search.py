@@ -380,12 +380,12 @@ def capacity_unknown_reason(outcome: Outcome) -> Optional[str]:
         return None
     model = outcome.facts.get("model") or {}
     cache = outcome.facts.get("kv_cache") or {}
-    if any("weight size unknown" in a for a in outcome.assumptions):
-        return ("the model's weight size is unknown, so the KV pool cannot be computed: give --weights "
-                "(the checkpoint's size, e.g. 15GB)")
     if not model.get("known") and not model.get("num_layers"):
         return (f"the model geometry of {model.get('name') or 'the model'} is unknown: give --model-config "
                 "(its config.json) so the KV bytes per token can be computed")
+    if any("weight size unknown" in a for a in outcome.assumptions):
+        return ("the model's weight size is unknown, so the KV pool cannot be computed: give --weights "
+                "(the checkpoint's size, e.g. 15GB)")
     if cache.get("known") is False or not cache.get("format"):
         return f"kvlint has no storage format for {cache.get('dtype')}, so its bytes per token are unknown"
     gpu = outcome.facts.get("gpu") or {}

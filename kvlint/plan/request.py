@@ -38,6 +38,8 @@ class PlanRequest:
     document: Optional[Document] = None  # the file's document (spans, for a patch)
     manifest_path: Optional[Path] = None  # where model.config paths resolve from
     notes: List[str] = field(default_factory=list)
+    # The file's targets besides those the plan ranks on (planned_kv_tokens, max_scale_overhead).
+    kept_targets: Dict[str, Any] = field(default_factory=dict)
 
 
 def resolve_release(engine: str, release: str, catalog_dirs=()) -> str:
@@ -130,5 +132,9 @@ def request_from_file(path: str, targets: Targets, checkpoint_kv_scales: Optiona
         kv_tokens=targets.kv_tokens if targets.kv_tokens is not None else (data.get("targets") or {}).get("min_kv_tokens"),
     )
     manifest_path = None if display == "<stdin>" else Path(display)
+    written = data.get("targets") if isinstance(data.get("targets"), dict) else {}
+    kept_targets = {k: written[k] for k in ("planned_kv_tokens", "max_scale_overhead") if k in written}
+    if "max_scale_overhead" in kept_targets:  # it moves KV605's threshold: judge with it
+        base["targets"] = {"max_scale_overhead": kept_targets["max_scale_overhead"]}
     return PlanRequest(base, engine, version, merged, count, source=path, source_format=source.format,
-                       document=document, manifest_path=manifest_path)
+                       document=document, manifest_path=manifest_path, kept_targets=kept_targets)

@@ -54,7 +54,7 @@ def context_values(request: PlanRequest, facts: Dict[str, Any]) -> List[Optional
     return values + [maximum]
 
 
-def _keep_file_defaults(axes: Axes, baseline: Candidate) -> None:
+def _keep_file_defaults(axes: Axes, baseline: Candidate, default_memory: Optional[float]) -> None:
     """For `plan FILE`: an axis's "leave it out" value is what the file already says (a patch
     adds or changes settings, it does not delete them)."""
     def first(values: List[Any], value: Any) -> List[Any]:
@@ -64,12 +64,17 @@ def _keep_file_defaults(axes: Axes, baseline: Candidate) -> None:
         axes.backends = first([b for b in axes.backends if b != "auto"], baseline.backend)
     if baseline.block_size is not None:
         axes.block_sizes = first(axes.block_sizes, baseline.block_size)
-    if baseline.memory is not None:
-        axes.memories = first(axes.memories, baseline.memory)
+    if baseline.memory is not None:  # the release's default, written out, stays on the axis
+        explicit = axes.memories + ([default_memory] if default_memory is not None else [])
+        axes.memories = first(sorted({m for m in explicit if m is not None}), baseline.memory)
     if baseline.max_model_len is not None and baseline.max_model_len not in axes.contexts:
         axes.contexts = [baseline.max_model_len] + [c for c in axes.contexts if c is not None]
     if baseline.skip is not None:
         axes.skips = first(axes.skips, baseline.skip)
+    if baseline.dtype in axes.dtypes:  # of equal configurations, the file's own spelling wins
+        axes.dtypes = first(axes.dtypes, baseline.dtype)
+    if baseline.scales is not None and baseline.scales in axes.scales.get(baseline.dtype, []):
+        axes.scales[baseline.dtype] = first(axes.scales[baseline.dtype], baseline.scales)
 
 
 def make_judge(request: PlanRequest, config: Config, rulebook: Any, enabled: Any) -> Judge:
@@ -113,7 +118,7 @@ def plan(request: PlanRequest, config: Config, rulebook: Any, enabled: Any, limi
     axes = build_axes(release, request.engine, baseline.facts, request.gpu_count,
                       context_values(request, baseline.facts), parallel, checkpoint)
     if request.source is not None:
-        _keep_file_defaults(axes, start)
+        _keep_file_defaults(axes, start, default_memory)
     restrict(axes, dtypes, backends)
     result = search(request.base, axes, judge, request.engine, request.release, request.targets,
                     baseline if request.source is not None else None, default_memory, limit=limit)
@@ -128,6 +133,12 @@ def plan(request: PlanRequest, config: Config, rulebook: Any, enabled: Any, limi
     if request.source is None:
         manifest["metadata"] = {"name": _name(manifest), "description": f"written by kvlint plan: {chosen.candidate.label()}"}
     targets: Dict[str, Any] = {}
+    kept = request.kept_targets
+    if "max_scale_overhead" in kept:  # judged with it (it is in the base's targets)
+        targets["max_scale_overhead"] = kept["max_scale_overhead"]
+    planned = kept.get("planned_kv_tokens")
+    if isinstance(planned, int) and chosen.tokens_low is not None and chosen.tokens_low >= planned:
+        targets["planned_kv_tokens"] = planned  # still holds for certain: the file's plan stays
     if chosen.meets == "yes":  # only a target the plan shows is met goes into the file
         if request.targets.concurrency is not None:
             targets["min_concurrency"] = request.targets.concurrency

@@ -10,6 +10,7 @@ family; the rest are ranked on capacity against the targets and on risk, and the
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,7 +30,8 @@ RISK_SUB_8BIT = 2       # 4-bit payloads
 RISK_WARNING = 2
 RISK_DEFECT = 3
 RISK_WIDE_BAND = 1      # the estimated pool's band wider than 10% of the figure
-RISK_MEMORY_ABOVE_DEFAULT = 1
+RISK_MEMORY_ABOVE_DEFAULT = 1  # per started MEMORY_STEP above the release's default
+MEMORY_STEP = 0.03
 WIDE_BAND = 0.10
 
 
@@ -45,6 +47,7 @@ class Outcome:
     risk_reasons: List[str] = field(default_factory=list)
     meets: Optional[str] = None  # "yes", "band" (inside the estimate's band), "no", None (no target)
     assumptions: Tuple[str, ...] = ()  # the capacity model's, to say why a figure is missing
+    order: int = 0  # position in the enumeration: the last tie-breaker (a planned file's values come first)
 
     @property
     def errors(self) -> List[Tuple[str, str, str]]:
@@ -276,7 +279,9 @@ def score_risk(outcome: Outcome, engine_default_memory: Optional[float]) -> None
             reasons.append(f"capacity band {width:.0%} wide")
     if (candidate.memory is not None and engine_default_memory is not None
             and candidate.memory > engine_default_memory + 1e-9):
-        points += RISK_MEMORY_ABOVE_DEFAULT
+        # less headroom for activations and fragmentation: a point per started 0.03 above the default
+        steps = math.ceil(round((candidate.memory - engine_default_memory) / MEMORY_STEP, 6))
+        points += RISK_MEMORY_ABOVE_DEFAULT * steps
         reasons.append(f"memory fraction {candidate.memory:.2f} above the default {engine_default_memory:.2f}")
     outcome.risk = points
     outcome.risk_reasons = reasons
@@ -310,7 +315,7 @@ def sort_key(outcome: Outcome) -> Tuple[Any, ...]:
     c = outcome.candidate
     return (_MEETS_RANK[outcome.meets], -(outcome.tokens or 0), outcome.risk,
             c.backend != "auto", c.block_size is not None, c.memory is not None, c.skip is not None,
-            c.pipeline, c.label())
+            c.pipeline, outcome.order)
 
 
 def pareto_front(outcomes: Sequence[Outcome]) -> List[Outcome]:
@@ -424,6 +429,7 @@ def search(base: Dict[str, Any], axes: Axes, judge: Judge, engine: str, release:
         data = apply(base, candidate, engine)
         judged += 1
         outcome = judge.judge(data, candidate)
+        outcome.order = considered
         if outcome.errors:
             rejected.append(outcome)
             if any(code in judge.fixed_codes for code, _, _ in outcome.errors):

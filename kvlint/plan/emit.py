@@ -17,7 +17,6 @@ import yaml
 from kvlint.adapters.flags import spelling_for
 from kvlint.errors import UsageError
 from kvlint.load import Document
-from kvlint.plan.space import MEMORY_FIELD
 
 FORMS = ("manifest", "vllm", "sglang", "patch")
 
@@ -260,4 +259,4 @@ def emit(form: str, data: Dict[str, Any], engine: str, release: str, header: str
     raise UsageError(f"--emit {form}: one of {', '.join(FORMS)}")
 
 
-__all__ = ["FORMS", "MEMORY_FIELD", "command_text", "emit", "manifest_text", "patch_text", "statement_line"]
+__all__ = ["FORMS", "command_text", "emit", "manifest_text", "patch_text", "statement_line"]

@@ -26,7 +26,9 @@ _EXPECT = re.compile(r"^#\s*expect:\s*(?P<codes>.+?)\s*$", re.MULTILINE)
 
 
 def _is_manifest(path: Path) -> bool:
-    """A kvlint/v1 manifest, or a native deployment file (examples/kubernetes)."""
+    """A kvlint/v1 manifest, or a native deployment file (examples/kubernetes, a shell script)."""
+    if path.suffix == ".sh":
+        return True
     if path.suffix not in MANIFEST_SUFFIXES:
         return False
     return bool(_MARKER.search(path.read_text(encoding="utf-8"))) or "kubernetes" in path.relative_to(EXAMPLES).parts

@@ -311,6 +311,28 @@ def _plan_stage(deployment: Deployment, plans: Sequence[LayerPlan],
     return _StagePlan(tuple(groups), max_page * group_size, primary_block, None, naive)
 
 
+# The last deployment's stage plans. kvlint.capacity._engine runs this accounting three times per
+# deployment (the central pool and both ends of its band), and a stage's plan does not depend on
+# the pool: it is computed once. Holding the deployment keeps its id from being reused.
+_STAGES: Dict[Tuple[int, int, int, int], Tuple[_StagePlan, Tuple[str, ...]]] = {}
+_STAGES_OF: List[Optional[Deployment]] = [None]
+
+
+def _stage_once(deployment: Deployment, start: int, end: int, max_model_len: int, inflight: int,
+                notes: List[str]) -> _StagePlan:
+    if _STAGES_OF[0] is not deployment:
+        _STAGES.clear()
+        _STAGES_OF[0] = deployment
+    key = (start, end, max_model_len, inflight)
+    hit = _STAGES.get(key)
+    if hit is None:
+        local: List[str] = []
+        plan = _plan_stage(deployment, deployment.layers[start:end], max_model_len, inflight, local)
+        hit = _STAGES[key] = (plan, tuple(local))
+    notes.extend(hit[1])
+    return hit[0]
+
+
 def vllm_capacity(deployment: Deployment, pool: PoolEstimate,
                   notes: List[str]) -> Optional[EngineCapacity]:
     """What vLLM `deployment.engine_version` would allocate and log on one GPU."""
@@ -346,7 +368,7 @@ def vllm_capacity(deployment: Deployment, pool: PoolEstimate,
         if not plans:
             continue
         local: List[str] = []
-        plan = _plan_stage(deployment, plans, max_model_len, inflight or 0, local)
+        plan = _stage_once(deployment, start, end, max_model_len, inflight or 0, local)
         if stage_index == 0 or not stage_notes:
             stage_notes = local
         blocks = (max(0, pool.pool_bytes) // plan.bytes_per_block) if plan.bytes_per_block else 0

@@ -33,6 +33,7 @@ COMMANDS: Dict[str, Tuple[str, str]] = {
     "smoke": ("kvlint.cli.smoke", "smoke"),
     "diff": ("kvlint.cli.diff", "diff"),
     "ablate": ("kvlint.cli.ablate", "ablate"),
+    "plan": ("kvlint.cli.plan", "plan"),
 }
 
 

@@ -139,3 +139,76 @@ def test_manifests_pass_the_schema(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     schema = [(d["file"], d["code"], d["message"]) for d in report["diagnostics"]
               if d["code"].startswith(("KV0", "KV1"))]
     assert schema == []
+
+
+# -- coverage of the scored set, as the README states it ------------------------------------------
+
+README = LOGS_DIR / "README.md"
+QUANTIZED_WEIGHTS = ("int4", "int8", "fp8", "mxfp4", "nvfp4")
+MOE_MODEL_TYPES = ("gpt_oss", "deepseek_v2", "deepseek_v3", "llama4", "mixtral")
+
+
+def _features(doc: Dict[str, Any], catalog) -> set:
+    """What a scored log exercises, from its manifest and kvlint's model catalog (config.json facts),
+    never from kvlint's output: MoE, MLA, sliding-window layers, quantized weights, an fp8 cache."""
+    manifest = doc["manifest"]
+    model = manifest["model"]
+    entry, member = catalog.resolve(model["name"])
+    geometry = model.get("geometry") or {}
+    found = set()
+    model_type = (entry.model_type or "") if entry else ""
+    if "moe" in model_type or model_type in MOE_MODEL_TYPES or "MoE" in str(doc["config"].get("architecture", "")):
+        found.add("moe")
+    if (entry is not None and entry.mla is not None) or geometry.get("mla"):
+        found.add("mla")
+    if (entry is not None and "sliding" in [str(k) for k in entry.kinds()]) or geometry.get("sliding_window"):
+        found.add("sliding window")
+    weights = (model.get("weights") or {}).get("dtype")
+    if (weights in QUANTIZED_WEIGHTS or (member is not None and member.relation == "quantized")
+            or (entry is not None and member is None and not model.get("weights")
+                and entry.weights_dtype in QUANTIZED_WEIGHTS + ("mixed",))):  # gpt-oss: MXFP4 experts
+        found.add("quantized weights")
+    if str(manifest["kv_cache"]["dtype"]).startswith("fp8"):
+        found.add("fp8 kv cache")
+    if (manifest.get("parallelism") or {}).get("pipeline", 1) > 1:
+        found.add("pipeline parallel > 1")
+    return found
+
+
+def _stated_coverage() -> Dict[str, str]:
+    """The README's `coverage:` block: one `key: value` per line between the two marker lines."""
+    text = README.read_text(encoding="utf-8")
+    block = text.split("<!-- coverage:begin -->", 1)[1].split("<!-- coverage:end -->", 1)[0]
+    stated = {}
+    for line in block.splitlines():
+        line = line.strip().strip("`")
+        if ":" in line and not line.startswith("```"):
+            key, value = line.split(":", 1)
+            stated[key.strip()] = value.strip()
+    return stated
+
+
+def test_readme_states_the_scored_sets_coverage():
+    from kvlint.catalog.models import load_model_catalog
+
+    catalog = load_model_catalog()
+    scored = [d for d in (_load(p) for p in FILES) if d.get("set", "scored") == "scored"]
+    features: Dict[str, int] = {}
+    for d in scored:
+        for name in _features(d, catalog):
+            features[name] = features.get(name, 0) + 1
+    manifests = [d["manifest"] for d in scored]
+    computed = {
+        "scored logs": str(len(scored)),
+        "extra logs": str(sum(1 for p in FILES if _load(p).get("set") == "extra")),
+        "sources": str(len({d["source"]["id"] for d in scored})),
+        "holdout sources": str(len({d["source"]["id"] for d in scored if d["split"] == "holdout"})),
+        "gpu models": str(len({m["hardware"]["gpu"] for m in manifests})),
+        "engine releases": str(len({(m["engine"]["name"], m["engine"]["version"]) for m in manifests})),
+        "sglang logs": str(sum(1 for m in manifests if m["engine"]["name"] == "sglang")),
+        "tensor parallel": ", ".join(str(t) for t in sorted({(m.get("parallelism") or {}).get("tensor", 1)
+                                                              for m in manifests})),
+    }
+    for name in ("pipeline parallel > 1", "fp8 kv cache", "quantized weights", "moe", "mla", "sliding window"):
+        computed[name] = str(features.get(name, 0))
+    assert _stated_coverage() == computed

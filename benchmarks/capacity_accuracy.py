@@ -285,7 +285,7 @@ def fit_band(rows: List[dict], logs: List[dict]) -> dict:
     weights, other = [], []
     for r in rows:
         if (r["split"] != "fit" or r["set"] != "scored" or r["outcome"] != "started" or r.get("kvlint_weights_gib") in (None, 0)
-                or r["predicted_pool_gib"] is None):
+                or r["predicted_pool_gib"] is None or r["logged_pool_gib"] is None):
             continue
         log_w = logged[r["id"]].get("weights_gib")
         if log_w is None:

@@ -11,7 +11,9 @@ compares with the `logged:` figures:
   grouping, the engine's token formula).
 
 Prints one row per log and, per split (fit / holdout / all), the median and maximum absolute
-percentage error of the pool and of the KV token count. `--json` prints the same as JSON.
+percentage error of the pool and of the KV token count, and the largest pool miss in GiB per device
+memory class. Only the scored set counts there (at most five logs of one source); a larger source's
+other logs (`set: extra`) are summarised on their own row. `--json` prints the same as JSON.
 Output is deterministic (logs sorted by id, fixed rounding). Accuracy is reported, not asserted.
 
     .venv/bin/python benchmarks/capacity_accuracy.py [--json] [--split fit|holdout] [--fit-band]
@@ -136,7 +138,8 @@ def compare(logs: List[dict], kvlint: List[str]) -> List[dict]:
         band = engine.get("band") or {}
         row = {
             "deployment": deployment_key(d["manifest"]),
-            "id": d["id"], "split": d["split"], "outcome": d.get("outcome", "started"),
+            "id": d["id"], "split": d["split"], "set": d.get("set", "scored"),
+            "source": d["source"].get("id"), "outcome": d.get("outcome", "started"),
             "engine": d["manifest"]["engine"]["name"],
             "release": d["manifest"]["engine"]["version"], "gpu": d["manifest"]["hardware"]["gpu"],
             "tp": (d["manifest"].get("parallelism") or {}).get("tensor", 1),
@@ -210,10 +213,16 @@ def summarize(rows: List[dict]) -> Dict[str, dict]:
                 "max_abs_pct": round(max(values), 2)}
 
     out = {}
-    for split in ("fit", "holdout", "all"):
+    for split in ("fit", "holdout", "all", "extra"):
         # A log whose engine failed to start is not a capacity figure to score: the question it
-        # answers is whether kvlint predicts the failure (start_up_failures below).
-        chosen = [r for r in rows if (split == "all" or r["split"] == split) and r["outcome"] == "started"]
+        # answers is whether kvlint predicts the failure (start_up_failures below). The scored
+        # splits hold at most five logs of one source; the rest of a larger source is `set: extra`,
+        # reported apart so that one sweep does not make the figures.
+        if split == "extra":
+            chosen = [r for r in rows if r["set"] == "extra" and r["outcome"] == "started"]
+        else:
+            chosen = [r for r in rows if r["set"] == "scored" and (split == "all" or r["split"] == split)
+                      and r["outcome"] == "started"]
         out[split] = {
             "logs": len(chosen),
             "pool": stats(r["pool_error_pct"] for r in chosen),
@@ -223,6 +232,8 @@ def summarize(rows: List[dict]) -> Dict[str, dict]:
                               for key in ("pool", "tokens")},
             "distinct_deployments": {"pool": distinct_stats(chosen, "pool_error_pct"),
                                      "tokens": distinct_stats(chosen, "tokens_error_pct")},
+            "sources": len({r["source"] for r in chosen}),
+            "pool_gib_by_device": pool_gib_by_device(chosen),
         }
     failed = [r for r in rows if r["outcome"] == "startup_failed"]
     out["start_up_failures"] = {
@@ -233,6 +244,31 @@ def summarize(rows: List[dict]) -> Dict[str, dict]:
                 for r in failed},
     }
     return out
+
+
+DEVICE_CLASSES = ((26, "<=24 GB"), (50, "32-48 GB"), (90, "80 GB"), (150, "94-141 GB"), (None, ">=180 GB"))
+
+
+def device_class(device_gib: Optional[float]) -> str:
+    for limit, name in DEVICE_CLASSES:
+        if limit is None or (device_gib is not None and device_gib < limit):
+            return name
+    return DEVICE_CLASSES[-1][1]
+
+
+def pool_gib_by_device(rows: List[dict]) -> Dict[str, dict]:
+    """The largest absolute pool miss in GiB, per device memory class: a relative error hides that a
+    0.5 GiB miss is 10% of a 24 GB card's pool and 1% of an H200's."""
+    out: Dict[str, dict] = {}
+    for r in rows:
+        if r.get("pool_delta_gib") is None:
+            continue
+        name = device_class(r.get("kvlint_device_gib"))
+        cell = out.setdefault(name, {"n": 0, "max_abs_gib": 0.0, "worst": None})
+        cell["n"] += 1
+        if abs(r["pool_delta_gib"]) >= cell["max_abs_gib"]:
+            cell["max_abs_gib"], cell["worst"] = abs(r["pool_delta_gib"]), r["id"]
+    return {name: out[name] for _, name in DEVICE_CLASSES if name in out}
 
 
 def coverage(flags) -> dict:
@@ -248,8 +284,8 @@ def fit_band(rows: List[dict], logs: List[dict]) -> dict:
     logged = {d["id"]: d["logged"] for d in logs}
     weights, other = [], []
     for r in rows:
-        if (r["split"] != "fit" or r["outcome"] != "started" or r.get("kvlint_weights_gib") in (None, 0)
-                or r["predicted_pool_gib"] is None):
+        if (r["split"] != "fit" or r["set"] != "scored" or r["outcome"] != "started" or r.get("kvlint_weights_gib") in (None, 0)
+                or r["predicted_pool_gib"] is None or r["logged_pool_gib"] is None):
             continue
         log_w = logged[r["id"]].get("weights_gib")
         if log_w is None:
@@ -280,7 +316,7 @@ def print_table(rows: List[dict], summary: Dict[str, dict]) -> None:
     print(head)
     print("-" * len(head))
     for r in rows:
-        mark = "!" if r["outcome"] != "started" else " "
+        mark = "!" if r["outcome"] != "started" else ("x" if r["set"] == "extra" else " ")
         print(f"{r['id']:<37}{mark} {r['split']:<7} {fmt(r['logged_pool_gib'], '9.2f')} "
               f"{fmt(r['predicted_pool_gib'], '9.2f')} {fmt(r['pool_error_pct'], '+8.1f')} "
               f"{fmt(r.get('weights_delta_gib'), '+7.2f')} {fmt(r.get('other_delta_gib'), '+7.2f')} "
@@ -291,12 +327,13 @@ def print_table(rows: List[dict], summary: Dict[str, dict]) -> None:
     print("dW = kvlint weights - logged weights (GiB); dOther = pool error (GiB) + dW: device x fraction"
           " and non-KV memory; 'w/ pool' = tokens with the logged pool given as memory.kv_cache_memory")
     print()
-    print("! = the engine failed to start (not scored; see start-up failures below)")
+    print("! = the engine failed to start (not scored; see start-up failures below); x = set: extra (a source's"
+          " logs beyond five, reported apart)")
     print()
     print(f"{'split':<8} {'logs':>4}  {'pool n / median / max':>24}  {'tokens n / median / max':>24}  "
           f"{'tokens w/ logged pool':>24}")
     for split, s in summary.items():
-        if split not in ("fit", "holdout", "all"):
+        if split not in ("fit", "holdout", "all", "extra"):
             continue
         cells = []
         for key in ("pool", "tokens", "tokens_with_logged_pool"):
@@ -311,8 +348,14 @@ def print_table(rows: List[dict], summary: Dict[str, dict]) -> None:
                  for k in ("pool", "tokens")]
         print(f"{split:<8} {'':>4}  {cells[0]:>24}  {cells[1]:>24}")
     print()
-    print("band coverage (logged value inside kvlint's low..high band):")
+    print("largest pool miss (GiB) by device memory, scored logs:")
     for split in ("fit", "holdout", "all"):
+        cells = [f"{name} {c['max_abs_gib']:.2f} (n={c['n']}, {c['worst']})"
+                 for name, c in summary[split]["pool_gib_by_device"].items()]
+        print(f"{split:<8} " + "; ".join(cells))
+    print()
+    print("band coverage (logged value inside kvlint's low..high band):")
+    for split in ("fit", "holdout", "all", "extra"):
         cov = summary[split]["band_coverage"]
         print(f"{split:<8} pool {cov['pool']['inside']:>2}/{cov['pool']['n']:<2} "
               f"({fmt(cov['pool']['pct'], '5.1f')}%)   tokens {cov['tokens']['inside']:>2}/{cov['tokens']['n']:<2} "

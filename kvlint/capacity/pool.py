@@ -366,6 +366,9 @@ def _vllm_activation(deployment: Deployment, mnbt: int) -> Tuple[int, str, Optio
         if seqs:
             requests = min(mnbt, seqs)
             per_logit = int(warmup["bytes_per_logit"])
+            runner, runner_text, v2_per_logit = _model_runner(deployment, warmup.get("runner_v2"))
+            if runner == "v2" and v2_per_logit is not None:
+                per_logit = v2_per_logit
             # favourable: the install decides (FlashInfer wherever it is installed, 0.9.2-0.11.0);
             # opt_in: FlashInfer only with the switch set (0.11.1-0.17)
             favourable = warmup.get("favourable_bytes_per_logit")
@@ -391,17 +394,74 @@ def _vllm_activation(deployment: Deployment, mnbt: int) -> Tuple[int, str, Optio
                     f"{warmup['flashinfer_env']}=1 takes FlashInfer's sampler ({per_logit} B per logit) where "
                     f"flashinfer is installed and supports the GPU; otherwise vLLM falls back to PyTorch's sort "
                     f"({unfavourable} B per logit, pool -{lost / GiB:.2f} GiB)"))
-            path = ""
+            if runner is None and v2_per_logit is not None and v2_per_logit < per_logit:
+                saved = activation - max(VLLM_ACTIVATION_FLOOR, v2_per_logit * requests * vocab + VLLM_SAMPLER_RESIDUAL)
+                if saved > 0:
+                    band = (0.0, float(saved), (
+                        f"the model runner is not known ({runner_text}): the sampler warm-up is taken on V1's "
+                        f"{per_logit} B per logit; on model runner V2 it holds {v2_per_logit} B per logit "
+                        f"(pool +{saved / GiB:.2f} GiB)"))
+            path = f"; {runner_text}" if runner_text else ""
             if switch is True:
-                path = f"; {warmup['flashinfer_env']}=1 asks for FlashInfer's sampler"
+                path += f"; {warmup['flashinfer_env']}=1 asks for FlashInfer's sampler"
             elif switch is False:
-                path = f"; {warmup['flashinfer_env']}=0 keeps PyTorch's sort"
+                path += f"; {warmup['flashinfer_env']}=0 keeps PyTorch's sort"
             return activation, (f"activation peak {activation / GiB:.2f} GiB: the sampler warm-up's "
                                 f"{requests:,} requests x {vocab:,} logits x {per_logit} B "
                                 f"(min(max_num_batched_tokens {mnbt:,}, max_num_seqs {seqs:,})) plus "
                                 f"{VLLM_SAMPLER_RESIDUAL / GiB:.2f} GiB{path}"), band
     activation = max(VLLM_ACTIVATION_FLOOR, int(VLLM_ACTIVATION_ESTIMATE * mnbt / VLLM_ACTIVATION_TOKENS))
     return activation, f"activation peak {activation / GiB:.2f} GiB at max_num_batched_tokens {mnbt:,}", None
+
+
+V2_RUNNER_ENV = "VLLM_USE_V2_MODEL_RUNNER"
+
+
+def _model_runner(deployment: Deployment, rule: Any) -> Tuple[Optional[str], str, Optional[int]]:
+    """("v1" | "v2" | None when it cannot be told, sentence, V2's bytes per logit) for a release
+    with two model runners (catalog `sampler_warmup.runner_v2`, vllm/config/vllm.py
+    `use_v2_model_runner` of the release). ("v1", "", None) where the release has only V1."""
+    if not rule:
+        return "v1", "", None
+    v2_bytes = rule.get("bytes_per_logit")
+    v2_bytes = int(v2_bytes) if v2_bytes is not None else None
+    switch = deployment.env_flag(V2_RUNNER_ENV)
+    if switch is not None:
+        return ("v2" if switch else "v1"), f"{V2_RUNNER_ENV}={int(switch)} picks model runner {'V2' if switch else 'V1'}", v2_bytes
+    default = rule.get("default") or {}
+    release = _minor(deployment.engine_version)
+    if default.get("unknown"):
+        return None, f"vLLM {release}'s model runner default was not read", v2_bytes
+    if default.get("all"):
+        if deployment.pipeline_parallel > 1:
+            return None, (f"vLLM {release} runs V2 unless a feature it lacks sends it back to V1, and "
+                          "pipeline parallelism with async scheduling is one"), v2_bytes
+        return "v2", f"vLLM {release} runs model runner V2 by default", v2_bytes
+    architectures = set(deployment.model.architectures) if deployment.model else set()
+    if not architectures:
+        return None, "the model's architecture is unknown, so which model runner vLLM picks is too", v2_bytes
+    experts = deployment.release_default("expert_architectures") or {}
+    if architectures & set(experts.get("moe", ())):
+        moe: Optional[bool] = True
+    elif architectures & set(experts.get("dense", ())):
+        moe = False
+    else:
+        moe = None
+    listed = bool(architectures & set(default.get("architectures", ())))
+    name = ", ".join(sorted(architectures))
+    if listed:
+        if default.get("dense_only") and moe is not False:
+            return (None if moe is None else "v1"), f"vLLM {release} defaults {name} to V2 only without experts", v2_bytes
+        if default.get("unquantized_only"):
+            return None, (f"vLLM {release} defaults {name} to model runner V2 only for an unquantized "
+                          "checkpoint, which kvlint does not read"), v2_bytes
+        return "v2", f"vLLM {release} runs {name} on model runner V2 by default", v2_bytes
+    if default.get("dense"):
+        if moe is None:
+            return None, f"kvlint does not know whether {name} has experts, which decides vLLM {release}'s model runner", v2_bytes
+        if not moe:
+            return "v2", f"vLLM {release} runs a model without experts ({name}) on model runner V2 by default", v2_bytes
+    return "v1", f"vLLM {release} runs {name} on model runner V1 by default", v2_bytes
 
 
 def _sampler_switch(deployment: Deployment, name: Optional[str]) -> Optional[bool]:

@@ -24,6 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import REPO_ROOT
+from kvlint.capacity import pool
 from kvlint.cli import main
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
@@ -140,15 +141,22 @@ def test_with_the_path_each_log_prints_the_pool_is_within_three_percent():
 def test_triton_top_k_top_p_releases_hold_fourteen_bytes_per_logit(tmp_path):
     """0.18.0, 0.19.0 and 0.20.x sample the warm-up in place (apply_top_k_top_p_triton from 8 requests,
     topk_topp_sampler.py L251-252): the model-dtype logits, their fp32 copy, the probabilities and
-    random_sample's draws, 2 + 4 + 4 + 4 B per logit. 0.21 (a second warm-up call) is not
-    catalogued: the flat estimate."""
+    random_sample's draws, 2 + 4 + 4 + 4 B per logit. From 0.21 model runner V1 warms it twice, the
+    second call (per-request generator) on the same native path while the first output is held: the
+    same 14 B per logit (gpu_model_runner.py _dummy_sampler_run, 0.22.0 L5910 - 0.33.0 L5866). The
+    manifest here names no architecture, so at 0.21-0.28 the runner is unknown: V1's figure, with
+    the band reaching up to V2's. From 0.29 every model defaults to V2, whose warm-up keeps the
+    model-dtype logits alone (v1/worker/gpu/sample/sampler.py apply_sampling_params returns them
+    untouched for neutral rows): 2 B per logit, under the activation floor here."""
     sampler = (2 + 4 + 4 + 4) * REQUESTS * VOCAB
-    for version in ("0.18.0", "0.19.0", "0.20.2"):
+    v2 = _engine(tmp_path, None, "0.33.0")
+    assert v2["pool_terms"]["activation"] == max(pool.VLLM_ACTIVATION_FLOOR, 2 * REQUESTS * VOCAB + pool.VLLM_SAMPLER_RESIDUAL)
+    for version in ("0.18.0", "0.19.0", "0.20.2", "0.21.0", "0.27.1"):
         engine = _engine(tmp_path, None, version)
         assert 0 < engine["pool_terms"]["activation"] - sampler < 0.3 * GiB, version
-    # 0.21.0: the activation does not follow the vocabulary (no sampler term)
-    for version in ("0.21.0",):
-        assert (_engine(tmp_path, None, version)["pool_terms"]["activation"]
-                == _engine(tmp_path, None, version, vocab=2 * VOCAB)["pool_terms"]["activation"]), version
+    for version in ("0.21.0", "0.27.1"):
+        assert (_engine(tmp_path, None, version, vocab=2 * VOCAB)["pool_terms"]["activation"]
+                - _engine(tmp_path, None, version)["pool_terms"]["activation"]) == sampler, version
+        assert any("model runner" in t for t in _engine(tmp_path, None, version)["band"]["terms"]), version
     assert (_engine(tmp_path, None, "0.18.0", vocab=2 * VOCAB)["pool_terms"]["activation"]
             - _engine(tmp_path, None, "0.18.0")["pool_terms"]["activation"]) == sampler

@@ -119,29 +119,59 @@ class PoolEstimate:
     terms: Tuple[Tuple[str, int], ...] = ()
 
 
-# * the device total where the catalog has no CUDA-runtime figure for the GPU (memory_basis
-#   nvidia-smi: the runtime reports 0.2-0.8 GiB less, e.g. A100 80GB 81,151.75 MiB against 81,920
-#   MiB in nvidia-smi, vllm-project/vllm#10511; spec: the vendor's figure, no runtime reading):
-#   the pool can be lower by that much times the memory fraction.
+# * the device total where the catalog has no CUDA-runtime figure for the GPU. vLLM sizes its pool
+#   from the CUDA runtime total (vllm/v1/worker/gpu_worker.py: requested_memory = init_snapshot
+#   total_memory x gpu_memory_utilization; utils/mem_utils.py MemorySnapshot: torch.cuda.mem_get_info()[1]
+#   at v0.19.0 through v0.33.0), which is the nvidia-smi total less what the driver keeps for itself.
+#   That reserve depends on the GPU and the driver (the same A10G shows 23028 MiB under driver 535
+#   and 22731 MiB under 470 in nvidia-smi), so it is not one constant: the catalogued GPUs that have
+#   both figures, each runtime figure from a public log (rules/catalog/gpus.yaml), span
+#   NVIDIA_SMI_RESERVE_LOW_GIB..HIGH_GIB, rounded outwards (RTX 4090 0.348, RTX 3090 0.42, H100 SXM 0.46, A100 40GB
+#   0.50, L40S 0.57, A100 80GB 0.750 GiB; tests/test_capacity_device_memory.py recomputes the range
+#   from the catalog). For a GPU with only its nvidia-smi total, vLLM's device total is taken as that
+#   total less the middle of the range and the band spans the rest of it, times the memory fraction.
+#   spec: the vendor's figure, no reading at all: the pool can be lower by BAND_DEVICE_SPEC_SHARE.
+NVIDIA_SMI_RESERVE_LOW_GIB = 0.34
+NVIDIA_SMI_RESERVE_HIGH_GIB = 0.76
+NVIDIA_SMI_RESERVE_GIB = (NVIDIA_SMI_RESERVE_LOW_GIB + NVIDIA_SMI_RESERVE_HIGH_GIB) / 2
+# SGLang's baseline estimate (SGLANG_BASELINE_ESTIMATE) was read against the nvidia-smi total and so
+# already holds the gap; for it the band keeps the whole gap below the nvidia-smi figure.
 BAND_DEVICE_NVIDIA_SMI_GIB = 0.8
 BAND_DEVICE_SPEC_SHARE = 0.03
 
 
-def _device_band(deployment: Deployment, fraction: float) -> Tuple[float, Optional[str]]:
-    """(pool low in bytes, band sentence) for a device total that is not a runtime reading."""
+def nvidia_smi_reserve(deployment: Deployment) -> int:
+    """Bytes kvlint takes off a catalog device total that is an nvidia-smi figure, to get the CUDA
+    runtime total vLLM sizes its pool from (0 where the total is a runtime reading or hardware.memory)."""
+    basis = deployment.gpu.memory_basis if deployment.gpu else None
+    return int(NVIDIA_SMI_RESERVE_GIB * GiB) if basis == "nvidia-smi" else 0
+
+
+def _device_band(deployment: Deployment, fraction: float,
+                 reserve_taken: bool = False) -> Tuple[float, float, Optional[str]]:
+    """(pool low, pool high in bytes, band sentence) for a device total that is not a runtime
+    reading; `reserve_taken`: the nvidia-smi reserve's midpoint is already off the device total."""
     gpu = deployment.gpu
     basis = gpu.memory_basis if gpu else None
     device = deployment.memory.device_memory_bytes or 0
+    if basis == "nvidia-smi" and reserve_taken:
+        spread = (NVIDIA_SMI_RESERVE_HIGH_GIB - NVIDIA_SMI_RESERVE_LOW_GIB) / 2 * GiB * fraction
+        return -spread, spread, (
+            f"{gpu.id} has only its nvidia-smi total in the catalog; the CUDA runtime total vLLM uses "
+            f"is taken {NVIDIA_SMI_RESERVE_GIB:.2f} GiB below it, the driver's reserve on catalogued GPUs "
+            f"being {NVIDIA_SMI_RESERVE_LOW_GIB:.2f}-{NVIDIA_SMI_RESERVE_HIGH_GIB:.2f} GiB (pool "
+            f"{-spread / GiB:+.2f}..{spread / GiB:+.2f} GiB; hardware.memory set to "
+            "torch.cuda.mem_get_info()[1] removes this term)")
     if basis == "nvidia-smi":
         low = -BAND_DEVICE_NVIDIA_SMI_GIB * GiB * fraction
-        return low, (f"{gpu.id} memory is the nvidia-smi total; the CUDA runtime reports up to "
-                     f"{BAND_DEVICE_NVIDIA_SMI_GIB:g} GiB less (pool {low / GiB:+.2f} GiB; hardware.memory "
-                     "set to torch.cuda.mem_get_info()[1] removes this term)")
+        return low, 0.0, (f"{gpu.id} memory is the nvidia-smi total; the CUDA runtime reports up to "
+                          f"{BAND_DEVICE_NVIDIA_SMI_GIB:g} GiB less (pool {low / GiB:+.2f} GiB; hardware.memory "
+                          "set to torch.cuda.mem_get_info()[1] removes this term)")
     if basis == "spec":
         low = -BAND_DEVICE_SPEC_SHARE * device * fraction
-        return low, (f"{gpu.id} memory is the vendor's specification, not a runtime reading "
-                     f"(pool {low / GiB:+.2f} GiB; hardware.memory removes this term)")
-    return 0.0, None
+        return low, 0.0, (f"{gpu.id} memory is the vendor's specification, not a runtime reading "
+                          f"(pool {low / GiB:+.2f} GiB; hardware.memory removes this term)")
+    return 0.0, 0.0, None
 
 
 def _band(pool: int, weights: int, non_kv_given: bool, extra: Tuple[Tuple[float, float, str], ...] = ()) -> PoolBand:
@@ -336,6 +366,9 @@ def _vllm_activation(deployment: Deployment, mnbt: int) -> Tuple[int, str, Optio
         if seqs:
             requests = min(mnbt, seqs)
             per_logit = int(warmup["bytes_per_logit"])
+            runner, runner_text, v2_per_logit = _model_runner(deployment, warmup.get("runner_v2"))
+            if runner == "v2" and v2_per_logit is not None:
+                per_logit = v2_per_logit
             # favourable: the install decides (FlashInfer wherever it is installed, 0.9.2-0.11.0);
             # opt_in: FlashInfer only with the switch set (0.11.1-0.17)
             favourable = warmup.get("favourable_bytes_per_logit")
@@ -361,17 +394,74 @@ def _vllm_activation(deployment: Deployment, mnbt: int) -> Tuple[int, str, Optio
                     f"{warmup['flashinfer_env']}=1 takes FlashInfer's sampler ({per_logit} B per logit) where "
                     f"flashinfer is installed and supports the GPU; otherwise vLLM falls back to PyTorch's sort "
                     f"({unfavourable} B per logit, pool -{lost / GiB:.2f} GiB)"))
-            path = ""
+            if runner is None and v2_per_logit is not None and v2_per_logit < per_logit:
+                saved = activation - max(VLLM_ACTIVATION_FLOOR, v2_per_logit * requests * vocab + VLLM_SAMPLER_RESIDUAL)
+                if saved > 0:
+                    band = (0.0, float(saved), (
+                        f"the model runner is not known ({runner_text}): the sampler warm-up is taken on V1's "
+                        f"{per_logit} B per logit; on model runner V2 it holds {v2_per_logit} B per logit "
+                        f"(pool +{saved / GiB:.2f} GiB)"))
+            path = f"; {runner_text}" if runner_text else ""
             if switch is True:
-                path = f"; {warmup['flashinfer_env']}=1 asks for FlashInfer's sampler"
+                path += f"; {warmup['flashinfer_env']}=1 asks for FlashInfer's sampler"
             elif switch is False:
-                path = f"; {warmup['flashinfer_env']}=0 keeps PyTorch's sort"
+                path += f"; {warmup['flashinfer_env']}=0 keeps PyTorch's sort"
             return activation, (f"activation peak {activation / GiB:.2f} GiB: the sampler warm-up's "
                                 f"{requests:,} requests x {vocab:,} logits x {per_logit} B "
                                 f"(min(max_num_batched_tokens {mnbt:,}, max_num_seqs {seqs:,})) plus "
                                 f"{VLLM_SAMPLER_RESIDUAL / GiB:.2f} GiB{path}"), band
     activation = max(VLLM_ACTIVATION_FLOOR, int(VLLM_ACTIVATION_ESTIMATE * mnbt / VLLM_ACTIVATION_TOKENS))
     return activation, f"activation peak {activation / GiB:.2f} GiB at max_num_batched_tokens {mnbt:,}", None
+
+
+V2_RUNNER_ENV = "VLLM_USE_V2_MODEL_RUNNER"
+
+
+def _model_runner(deployment: Deployment, rule: Any) -> Tuple[Optional[str], str, Optional[int]]:
+    """("v1" | "v2" | None when it cannot be told, sentence, V2's bytes per logit) for a release
+    with two model runners (catalog `sampler_warmup.runner_v2`, vllm/config/vllm.py
+    `use_v2_model_runner` of the release). ("v1", "", None) where the release has only V1."""
+    if not rule:
+        return "v1", "", None
+    v2_bytes = rule.get("bytes_per_logit")
+    v2_bytes = int(v2_bytes) if v2_bytes is not None else None
+    switch = deployment.env_flag(V2_RUNNER_ENV)
+    if switch is not None:
+        return ("v2" if switch else "v1"), f"{V2_RUNNER_ENV}={int(switch)} picks model runner {'V2' if switch else 'V1'}", v2_bytes
+    default = rule.get("default") or {}
+    release = _minor(deployment.engine_version)
+    if default.get("unknown"):
+        return None, f"vLLM {release}'s model runner default was not read", v2_bytes
+    if default.get("all"):
+        if deployment.pipeline_parallel > 1:
+            return None, (f"vLLM {release} runs V2 unless a feature it lacks sends it back to V1, and "
+                          "pipeline parallelism with async scheduling is one"), v2_bytes
+        return "v2", f"vLLM {release} runs model runner V2 by default", v2_bytes
+    architectures = set(deployment.model.architectures) if deployment.model else set()
+    if not architectures:
+        return None, "the model's architecture is unknown, so which model runner vLLM picks is too", v2_bytes
+    experts = deployment.release_default("expert_architectures") or {}
+    if architectures & set(experts.get("moe", ())):
+        moe: Optional[bool] = True
+    elif architectures & set(experts.get("dense", ())):
+        moe = False
+    else:
+        moe = None
+    listed = bool(architectures & set(default.get("architectures", ())))
+    name = ", ".join(sorted(architectures))
+    if listed:
+        if default.get("dense_only") and moe is not False:
+            return (None if moe is None else "v1"), f"vLLM {release} defaults {name} to V2 only without experts", v2_bytes
+        if default.get("unquantized_only"):
+            return None, (f"vLLM {release} defaults {name} to model runner V2 only for an unquantized "
+                          "checkpoint, which kvlint does not read"), v2_bytes
+        return "v2", f"vLLM {release} runs {name} on model runner V2 by default", v2_bytes
+    if default.get("dense"):
+        if moe is None:
+            return None, f"kvlint does not know whether {name} has experts, which decides vLLM {release}'s model runner", v2_bytes
+        if not moe:
+            return "v2", f"vLLM {release} runs a model without experts ({name}) on model runner V2 by default", v2_bytes
+    return "v1", f"vLLM {release} runs {name} on model runner V1 by default", v2_bytes
 
 
 def _sampler_switch(deployment: Deployment, name: Optional[str]) -> Optional[bool]:
@@ -452,6 +542,14 @@ def vllm_pool(deployment: Deployment) -> PoolEstimate:
     settled, device, notes = _start(deployment)
     if settled is not None:
         return settled
+    reserve = nvidia_smi_reserve(deployment)
+    if reserve:
+        device -= reserve
+        notes = [n for n in notes if "nvidia-smi total" not in n]
+        notes.append(f"{deployment.gpu.id if deployment.gpu else 'the GPU'} has only its nvidia-smi total in the "
+                     f"catalog; vLLM sizes its pool from the CUDA runtime total, taken as that less "
+                     f"{NVIDIA_SMI_RESERVE_GIB:.2f} GiB: {device:,} B (set hardware.memory to the measured "
+                     "torch.cuda.mem_get_info() total)")
     gmu = deployment.memory.gpu_memory_utilization
     if gmu is None:
         gmu = deployment.memory.default_memory_fraction
@@ -523,9 +621,9 @@ def vllm_pool(deployment: Deployment) -> PoolEstimate:
                          "or its band (memory.non_kv_memory or memory.kv_cache_memory sets it)")
             extra.append((0.0, 0.0, f"KV connector {connector}: GPU memory unknown, not covered "
                                     "(memory.kv_cache_memory removes it)"))
-    device_low, device_text = _device_band(deployment, gmu)
+    device_low, device_high, device_text = _device_band(deployment, gmu, reserve_taken=bool(reserve))
     if device_text:
-        extra.append((device_low, 0.0, device_text))
+        extra.append((device_low, device_high, device_text))
     requested = math.ceil(device * gmu)
     pool = requested - weights - non_kv
     notes.append(
@@ -690,8 +788,8 @@ def sglang_pool(deployment: Deployment) -> PoolEstimate:
     pool = int((device - baseline) * mfs) - weights
     notes.append(f"KV pool = ({device:,} B - {baseline:,} B baseline) x {mfs} - {weights:,} B weights "
                  f"= {pool:,} B per GPU")
-    device_low, device_text = _device_band(deployment, mfs)
-    extra = ((device_low, 0.0, device_text),) if device_text else ()
+    device_low, device_high, device_text = _device_band(deployment, mfs)
+    extra = ((device_low, device_high, device_text),) if device_text else ()
     return PoolEstimate(pool, tuple(notes), mfs, _band(pool, checkpoint, baseline_given, extra),
                         (("device", device), ("weights", weights), ("non_kv", baseline)))
 

@@ -190,3 +190,92 @@ def test_flex_attention_refuses_per_head_scales_whatever_the_dtype(tmp_path) -> 
     for dtype in ("auto", "fp8"):
         assert "KV302" in _check(tmp_path, PER_HEAD.format(version="0.17.0", backend="FLEX_ATTENTION",
                                                            gpu="H100-SXM-80GB", dtype=dtype))
+
+
+REPO = TABLES.parent.parent.parent.parent
+DSV32_CONFIG = REPO / "tests" / "fixtures" / "hf_configs" / "deepseek-v3.2-exp.json"
+
+SPARSE = """\
+apiVersion: kvlint/v1
+kind: Deployment
+metadata: {{name: why}}
+engine: {{name: vllm, version: "{version}", attention_backend: {backend}}}
+hardware: {{gpu: {gpu}, count: 8}}
+parallelism: {{tensor: 8}}
+model: {{name: deepseek-ai/DeepSeek-V3.2-Exp, config: config.json}}
+kv_cache: {{dtype: {dtype}}}
+"""
+
+
+def _facts_and_codes(tmp_path, version: str, backend: str, gpu: str = "H200-141GB", dtype: str = "fp8"):
+    """kvlint's verdict on DeepSeek-V3.2 (an index_topk model: config.json next to the manifest;
+    the tests chdir to tmp_path so that the file is inside the project kvlint reads)."""
+    (tmp_path / "config.json").write_text(DSV32_CONFIG.read_text(encoding="utf-8"))
+    path = tmp_path / "m.yaml"
+    path.write_text(SPARSE.format(version=version, backend=backend, gpu=gpu, dtype=dtype))
+    out = invoke(["check", "--output-format", "concise", "--select", "KV2,KV3", str(path)]).output
+    facts = json.loads(invoke(["facts", str(path)]).output)[0]
+    return facts, {word for line in out.splitlines() for word in line.split() if word.startswith("KV")}
+
+
+def test_every_registered_backend_is_catalogued(tmp_path, monkeypatch) -> None:
+    """The derived tables list each release's registry (AttentionBackendEnum); kvlint's catalog
+    must know every name of it, or a real backend gets KV204."""
+    monkeypatch.chdir(tmp_path)
+    from kvlint.catalog.engines import load_engine_catalog
+
+    cat = load_engine_catalog()
+    for version in RELEASES:
+        names = set(cat.release("vllm", version).backend_names())
+        missing = set(_table(version)["backends"]) - names
+        assert not missing, (version, missing)
+    # FLASHINFER_MLA_SPARSE joins the registry in 0.17.0; XFORMERS leaves it after 0.11.2
+    assert "FLASHINFER_MLA_SPARSE" not in _table("0.16.0")["backends"]
+    assert "FLASHINFER_MLA_SPARSE" in _table("0.17.0")["backends"]
+    _, before = _facts_and_codes(tmp_path, "0.16.0", "FLASHINFER_MLA_SPARSE", "B200-180GB")
+    facts, after = _facts_and_codes(tmp_path, "0.17.0", "FLASHINFER_MLA_SPARSE", "B200-180GB")
+    assert "KV204" in before and "KV204" not in after
+    assert "KV344" in after and facts["backend"]["checks_known"] is False  # its checks: unknown, said so
+    assert "XFORMERS" in _table("0.11.2")["backends"] and "XFORMERS" not in _table("0.12.0")["backends"]
+    assert "KV204" not in _codes(tmp_path, "0.11.2", "XFORMERS", "H200-141GB")
+    assert "KV204" in _codes(tmp_path, "0.12.0", "XFORMERS", "H200-141GB")
+
+
+def test_backend_of_another_device_is_kv323_not_kv204(tmp_path) -> None:
+    """AttentionBackendEnum (vllm/v1/attention/backends/registry.py) is one registry for every
+    platform: ROCM_ATTN is a name vLLM 0.30.0 has, which the CUDA selector refuses."""
+    codes = _codes(tmp_path, "0.30.0", "ROCM_ATTN", "H200-141GB")
+    assert "KV323" in codes and "KV204" not in codes
+
+
+def test_sparse_mla_backend_refuses_a_dense_mla_model(tmp_path, monkeypatch) -> None:
+    """validate_configuration: use_sparse != cls.is_sparse() -> 'non-sparse not supported'
+    (vllm/attention/backends/abstract.py v0.11.1 L203-207; vllm/v1/attention/backend.py v0.30.0
+    L316-320), and 'sparse not supported' the other way round."""
+    monkeypatch.chdir(tmp_path)
+    for version in ("0.11.1", "0.30.0"):
+        assert "KV324" in _codes(tmp_path, version, "FLASHMLA_SPARSE", "H200-141GB")  # DeepSeek-V3: dense
+        _, codes = _facts_and_codes(tmp_path, version, "FLASHMLA_SPARSE")
+        assert "KV324" not in codes
+        _, codes = _facts_and_codes(tmp_path, version, "FLASHMLA")
+        assert "KV324" in codes
+
+
+def test_deepseek_v32_fp8_is_fp8_ds_mla_before_selection(tmp_path, monkeypatch) -> None:
+    """DeepseekV32ForCausalLM.verify_and_update_config (vllm/model_executor/models/config.py)
+    turns any fp8* cache dtype into fp8_ds_mla from 0.11.1 to 0.17.1 (v0.18.0 keeps only
+    bfloat16 -> auto); selection then sees fp8_ds_mla, which FLASHMLA_SPARSE lists, and auto
+    picks the sparse backend (the dense ones refuse an index_topk model)."""
+    monkeypatch.chdir(tmp_path)
+    for version in ("0.12.0", "0.17.1"):
+        facts, codes = _facts_and_codes(tmp_path, version, "FLASHMLA_SPARSE")
+        assert "KV301" not in codes
+        assert facts["kv_cache"]["format"] == "fp8_ds_mla"
+        facts, codes = _facts_and_codes(tmp_path, version, "auto")
+        assert facts["selection"]["chosen"] == "FLASHMLA_SPARSE" and not codes & {"KV301", "KV307"}
+    facts, codes = _facts_and_codes(tmp_path, "0.18.0", "FLASHMLA_SPARSE")
+    assert facts["kv_cache"]["format"] == "fp8_e4m3" and "KV301" not in codes  # 0.18 lists fp8 itself
+    # from 0.25 on SM90 FLASH_ATTN_MLA_SPARSE (checks not modelled) precedes FLASHMLA_SPARSE:
+    # the prediction is unknown, never the dense FLASHMLA
+    facts, _ = _facts_and_codes(tmp_path, "0.30.0", "auto")
+    assert facts["selection"].get("chosen") != "FLASHMLA"

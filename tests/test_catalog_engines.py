@@ -205,7 +205,11 @@ def test_per_head_scales_gate(catalog):
     assert fa.accepts("fp8", H100, 128, per_head_scales=True).ok
     v = fa.accepts("fp8", L40S, 128, per_head_scales=True)
     assert not v.ok and any(p.kind == "per_head_scales" for p in v.problems)
-    assert not catalog.release("vllm", "0.16.0").backend("FLASH_ATTN").accepts("fp8", H100, 128, per_head_scales=True).ok
+    # v0.15.0 compressed_tensors.py takes strategy attn_head on FA3 (SM90); v0.14.1 refuses it;
+    # SM100 resolves FA2 until 0.17 (fa_utils.get_flash_attn_version)
+    assert not catalog.release("vllm", "0.14.1").backend("FLASH_ATTN").accepts("fp8", H100, 128, per_head_scales=True).ok
+    assert catalog.release("vllm", "0.16.0").backend("FLASH_ATTN").accepts("fp8", H100, 128, per_head_scales=True).ok
+    assert not catalog.release("vllm", "0.16.0").backend("FLASH_ATTN").accepts("fp8", (10, 0), 128, per_head_scales=True).ok
     assert not catalog.release("vllm", "0.19.1").backend("FLASHINFER").accepts("fp8", H100, 128, per_head_scales=True).ok
 
 
@@ -246,7 +250,8 @@ def test_vllm_features_by_version(catalog):
     def avail(v, name):
         return catalog.release("vllm", v).feature(name).available
     assert not avail("0.12.0", "attention_backend_cli") and avail("0.13.0", "attention_backend_cli")
-    assert not avail("0.16.0", "per_head_quant_scales") and avail("0.17.0", "per_head_quant_scales")
+    # compressed_tensors.py: v0.14.1 refuses strategy attn_head, v0.15.0 takes it
+    assert not avail("0.14.1", "per_head_quant_scales") and avail("0.15.0", "per_head_quant_scales")
     assert not avail("0.18.0", "kv_cache_dtype_skip_layers") and avail("0.19.0", "kv_cache_dtype_skip_layers")
     assert avail("0.18.0", "calculate_kv_scales")
     assert catalog.release("vllm", "0.19.0").feature("calculate_kv_scales").status == "deprecated"

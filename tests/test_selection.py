@@ -113,8 +113,12 @@ def test_mla_flashmla_block_size(catalog):
     # check_and_update_config forces 64 for FlashMLA on SM90 (L142-165) and 128 with
     # CUTLASS_MLA on SM100 (L142-150, L169-170) before the selector runs
     old = catalog.release("vllm", "0.11.0")
-    assert predict_backend(old, H100, "nvidia", "auto", 576, True, block_size=16).backend == "FLASHMLA"
-    assert predict_backend(old, (10, 0), "nvidia", "auto", 576, True, block_size=16).backend == "CUTLASS_MLA"
+    assert predict_backend(old, H100, "nvidia", "auto", 576, True, block_size=16, sparse=False).backend == "FLASHMLA"
+    assert predict_backend(old, (10, 0), "nvidia", "auto", 576, True, block_size=16, sparse=False).backend == "CUTLASS_MLA"
+    # ... but any index_topk model gets FlashMLA Sparse first (get_attn_backend_cls L252-255), so
+    # with the model's kind unknown the prediction is unknown, not FLASHMLA
+    assert predict_backend(old, H100, "nvidia", "auto", 576, True, block_size=16, sparse=True).backend == "FLASHMLA_SPARSE"
+    assert predict_backend(old, H100, "nvidia", "auto", 576, True, block_size=16) is None
     assert predict_backend(old, (8, 0), "nvidia", "auto", 576, True, block_size=16).backend == "TRITON_MLA"
 
 

@@ -177,13 +177,24 @@ class RewriteInfo:
     sources: Sources = ()
     verified: bool = True
 
+    @property
+    def by_model(self) -> bool:
+        """A rewrite the engine makes for a model architecture while it builds its config, before
+        the attention backend is selected (vLLM's verify_and_update_config)."""
+        return "architectures" in self.when
+
     def applies(self, backend: Optional[str] = None, dtype: Optional[str] = None,
-                page_size: Optional[int] = None, context_len: Optional[int] = None) -> bool:
+                page_size: Optional[int] = None, context_len: Optional[int] = None,
+                architectures: Optional[Iterable[str]] = None) -> bool:
         w = self.when
         if "backends" in w and backend not in w["backends"]:
             return False
         if "dtypes" in w and dtype not in w["dtypes"]:
             return False
+        if "dtype_prefix" in w and not (dtype or "").startswith(w["dtype_prefix"]):
+            return False
+        if "architectures" in w and not set(architectures or ()) & set(w["architectures"]):
+            return False  # unknown architectures: not applied
         if "page_sizes_not_in" in w and (page_size is None or page_size in w["page_sizes_not_in"]):
             return False
         if "context_len_gt" in w and (context_len is None or context_len <= w["context_len_gt"]):
@@ -344,6 +355,14 @@ class BackendInfo:
 
     # -- helpers
     @property
+    def checks_known(self) -> bool:
+        """False for a backend the catalog lists only by name, device and attention kind
+        (`checks: unknown`): its dtype, head-size, block-size, GPU, sink and scale checks are not
+        modelled, so accepts() reports only the device and the attention kind, and the linter
+        says the rest is unknown (KV344)."""
+        return self.data.get("checks") != "unknown"
+
+    @property
     def label(self) -> str:
         return f"{ENGINE_DISPLAY.get(self.engine, self.engine)} {self.version} {self.name}"
 
@@ -485,8 +504,10 @@ class BackendInfo:
                 platform: Optional[str] = None, has_sinks: bool = False,
                 per_head_scales: bool = False, is_mla: Optional[bool] = None,
                 quantized: Optional[bool] = None, aiter: Optional[bool] = None,
-                kinds: Optional[Iterable[str]] = None) -> Verdict:
+                kinds: Optional[Iterable[str]] = None, sparse: Optional[bool] = None) -> Verdict:
         """Would this backend run this configuration? `kinds` limits the checks (selection).
+        `sparse`: whether the MLA model has a sparse-attention indexer (index_topk); a vLLM MLA
+        backend of the other kind (sparse vs dense) is refused like one of the other attention kind.
 
         Unknown facts (None) never produce a failure. The reason is a sentence for a lint
         message naming the release, the backend and the GPU.
@@ -502,22 +523,23 @@ class BackendInfo:
         kinds_key = None if kinds is None else tuple(kinds)
         memo = self.__dict__.setdefault("_accepts_memo", {})
         full_key = (dtype_literal, gpu_cc, head_size, block_size, platform, has_sinks, per_head_scales,
-                    is_mla, quantized, aiter, kinds_key)
+                    is_mla, quantized, aiter, kinds_key, sparse)
         hit = memo.get(full_key)
         if hit is not None:
             return hit
         bkey = block_size if self._conditions_ask_block_size() else None
         parts_key = (dtype_literal, gpu_cc, head_size, bkey, platform, has_sinks, per_head_scales,
-                     is_mla, quantized, aiter)
+                     is_mla, quantized, aiter, sparse)
         parts_memo = self.__dict__.setdefault("_problems_memo", {})
         parts = parts_memo.get(parts_key)
         if parts is None:
             parts = parts_memo[parts_key] = self._problems(dtype_literal, gpu_cc, head_size, bkey, platform,
-                                                           has_sinks, per_head_scales, is_mla, quantized, aiter)
+                                                           has_sinks, per_head_scales, is_mla, quantized, aiter,
+                                                           sparse)
         before_block, after_block = parts
         on = f" on {sm_name(gpu_cc)}" if gpu_cc else ""
         probs: List[Problem] = list(before_block)
-        if block_size is not None:
+        if block_size is not None and self.checks_known:
             bmemo = self.__dict__.setdefault("_block_problem_memo", {})
             bk = (block_size, gpu_cc, head_size, dtype_literal, quantized)
             if bk not in bmemo:
@@ -556,7 +578,7 @@ class BackendInfo:
     def _problems(self, dtype_literal: Optional[str], gpu_cc: Optional[Cc], head_size: Optional[int],
                   block_size: Optional[int], platform: Optional[str], has_sinks: bool, per_head_scales: bool,
                   is_mla: Optional[bool], quantized: Optional[bool],
-                  aiter: Optional[bool]) -> Tuple[Tuple[Problem, ...], Tuple[Problem, ...]]:
+                  aiter: Optional[bool], sparse: Optional[bool] = None) -> Tuple[Tuple[Problem, ...], Tuple[Problem, ...]]:
         """Every problem but the block size's: (those listed before it, those after it)."""
         q = self._query(dtype_literal, gpu_cc, head_size, block_size, platform, has_sinks, quantized, aiter)
         on = f" on {sm_name(gpu_cc)}" if gpu_cc else ""
@@ -569,6 +591,16 @@ class BackendInfo:
             probs.append(Problem("mla", gate_stage,
                                  f"{self.label} is {'an MLA' if self.mla else 'a non-MLA'} backend; the model is {'MLA' if is_mla else 'not MLA'}",
                                  self.sources))
+        elif is_mla and self.mla and sparse is not None and sparse != self.sparse and self.engine == "vllm":
+            # validate_configuration: use_sparse != cls.is_sparse() -> "sparse not supported" /
+            # "non-sparse not supported" (vllm/attention/backends/abstract.py v0.11.1 L203-207,
+            # vllm/v1/attention/backend.py v0.30.0 L316-320)
+            probs.append(Problem("mla", gate_stage,
+                                 f"{self.label} is a {'sparse' if self.sparse else 'dense'} MLA backend; the model is "
+                                 f"{'sparse MLA (its config has index_topk)' if sparse else 'dense MLA (no index_topk)'}",
+                                 self.sources))
+        if not self.checks_known:  # only the device and the attention kind are catalogued
+            return tuple(probs), ()
         for p in self._dtype_problems(q, {}, is_mla):
             if p.kind == "kv_dtype":
                 accepted = self.accepted_dtypes(gpu_cc, head_size, platform, stages=("select",), is_mla=is_mla)
@@ -722,8 +754,9 @@ class EngineRelease:
         return self.defaults.get(name)
 
     def rewrites_for(self, backend: Optional[str] = None, dtype: Optional[str] = None,
-                     page_size: Optional[int] = None, context_len: Optional[int] = None) -> Tuple[RewriteInfo, ...]:
-        return tuple(r for r in self.rewrites if r.applies(backend, dtype, page_size, context_len))
+                     page_size: Optional[int] = None, context_len: Optional[int] = None,
+                     architectures: Optional[Iterable[str]] = None) -> Tuple[RewriteInfo, ...]:
+        return tuple(r for r in self.rewrites if r.applies(backend, dtype, page_size, context_len, architectures))
 
     def selection_rule(self, platform: str, is_mla: bool, gpu_cc: Optional[Cc]) -> Optional[SelectionRule]:
         q = Query(self.version, platform, gpu_cc)

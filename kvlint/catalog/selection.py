@@ -57,8 +57,12 @@ def predict_backend(
     missing_packages: AbstractSet[str] = frozenset(),
     aiter: bool = False,
     quantized: Optional[bool] = None,
+    sparse: Optional[bool] = None,
 ) -> Optional[Selection]:
-    """None when the catalog has no priority list for this engine/platform/GPU."""
+    """None when the catalog has no priority list for this engine/platform/GPU, or when the walk
+    reaches a candidate whose answer kvlint cannot know: a backend whose checks the catalog does
+    not model (`checks: unknown`), or a sparse-MLA backend while the model's kind (`sparse`:
+    index_topk or not) is unknown. The prediction is then unknown, never a guess."""
     platform = "rocm" if vendor == "amd" else "cuda"
     rule = release.selection_rule(platform, is_mla, gpu_cc if platform == "cuda" else None)
     if rule is None:
@@ -80,6 +84,12 @@ def predict_backend(
         if guard is not None and eval_any(guard, guard_q) is not True:
             continue
         backend = release.backend(name, platform=platform, is_mla=is_mla)
+        if backend is not None and is_mla and backend.mla and sparse is not None and backend.sparse != sparse:
+            # vLLM routes an MLA model by its kind whatever else it validates: 0.11.0 returns
+            # FlashMLA Sparse for any index_topk model (vllm/platforms/cuda.py v0.11.0 L252-255),
+            # later releases refuse the other kind in validate_configuration and list the sparse
+            # backends after the dense ones. A backend of the other kind is no candidate at all.
+            continue
         if not first_choice:
             first_choice = name
         if backend is None:
@@ -89,12 +99,14 @@ def predict_backend(
             rejected.append((name, f"{backend.requires_package} is not installed"))
             continue
         check = _check(backend, dtype_literal, gpu_cc, head_size, block_size, platform, has_sinks,
-                       per_head_scales, is_mla, quantized, aiter, kinds)
+                       per_head_scales, is_mla, quantized, aiter, kinds, sparse)
         if not check.ok:
             rejected.append((name, check.reason))
             continue
+        if not backend.checks_known or (is_mla and backend.sparse and sparse is None):
+            return None
         full = _check(backend, dtype_literal, gpu_cc, head_size, block_size, platform, has_sinks,
-                      per_head_scales, is_mla, quantized, aiter, None)
+                      per_head_scales, is_mla, quantized, aiter, None, sparse)
         fails = not full.ok
         return Selection(backend.name, first_choice, tuple(rejected), fails,
                          full.reason if fails else "", rule.sources + (full.sources if fails else ()), full)
@@ -104,7 +116,7 @@ def predict_backend(
 
 
 def _check(backend: BackendInfo, dtype: str, gpu_cc, head_size, block_size, platform, has_sinks,
-           per_head_scales, is_mla, quantized, aiter, kinds) -> Verdict:
+           per_head_scales, is_mla, quantized, aiter, kinds, sparse=None) -> Verdict:
     return backend.accepts(dtype, gpu_cc if platform == "cuda" else None, head_size, block_size,
                            platform=platform, has_sinks=has_sinks, per_head_scales=per_head_scales,
-                           is_mla=is_mla, quantized=quantized, aiter=aiter, kinds=kinds)
+                           is_mla=is_mla, quantized=quantized, aiter=aiter, kinds=kinds, sparse=sparse)

@@ -65,6 +65,7 @@ class FactsBuilder:
         self.manifest_path = manifest_path
         self.catalogs = catalogs
         self._checkpoint: Dict[str, Any] = {}  # a pre-quantized checkpoint's weights format (model_geometry)
+        self._model_rewrite = False  # the stored dtype comes from a rewrite made before backend selection
         self.facts: Dict[str, Any] = {
             "kind": get(data, "kind", kind=str) or "Deployment",
             "file": file,
@@ -279,7 +280,10 @@ class FactsBuilder:
         # The cache dtype the engine stores: a release that rewrites it for the named backend
         # (SGLang 0.5.23 runs the deprecated tokenspeed_mla as cutedsl_mla with fp8_e4m3 whatever
         # was given; KV325 warns) is planned with the rewritten dtype; the facts keep the written one.
-        stored_literal, rewrite_note = self._dtype_rewrite(view, dtype_literal)
+        stored_literal, rewrite_note = self._dtype_rewrite(view, dtype_literal, geometry)
+        # a rewrite the engine makes for the model while it builds its config comes before backend
+        # selection: the backend checks see the rewritten dtype (vLLM DeepSeek-V3.2: fp8 -> fp8_ds_mla)
+        selected_literal = stored_literal if self._model_rewrite else dtype_literal
         fmt = view.storage_format(stored_literal, mdtype, gpu)
         checkpoint = self.facts["model"]["kv_scales"]
         auto_quantized = False
@@ -337,7 +341,7 @@ class FactsBuilder:
 
         backend, backend_block = None, None
         if fmt is not None:  # an unknown dtype is KV205; predicting a backend for it adds noise
-            backend, backend_block = view.backend(dtype_literal if not auto_quantized else "fp8", gpu, geometry, scales,
+            backend, backend_block = view.backend(selected_literal if not auto_quantized else "fp8", gpu, geometry, scales,
                                                   env=get(data, "engine", "env", kind=dict))
         view.features(data)
         weights, weights_note = weights_bytes(data, self.facts["model"].get("catalog_weight_bytes"),
@@ -383,10 +387,20 @@ class FactsBuilder:
         if value and view.release.feature("attention_backend_env").status in ("available", "deprecated"):
             self.facts["backend"]["requested"] = str(value)
 
-    def _dtype_rewrite(self, view: EngineView, literal: str) -> Tuple[str, Optional[str]]:
-        """The kv_cache_dtype the release stores for the named backend (the catalog's `rewrites`
-        that set kv_cache_dtype), with a capacity note when it is not the written one."""
+    def _dtype_rewrite(self, view: EngineView, literal: str, geometry=None) -> Tuple[str, Optional[str]]:
+        """The kv_cache_dtype the release stores for the model (the catalog's `rewrites` keyed by
+        architectures, made before selection) or for the named backend (those keyed by backends),
+        with a capacity note when it is not the written one."""
+        self._model_rewrite = False
         requested = self.facts["backend"].get("requested") or "auto"
+        archs = geometry.architectures if geometry is not None else ()
+        if view.release is not None and archs:
+            for rewrite in view.release.rewrites_for(None, literal, architectures=archs):
+                stored = rewrite.set.get("kv_cache_dtype")
+                if rewrite.by_model and stored and stored != literal:
+                    self._model_rewrite = True
+                    return stored, (f"kv_cache_dtype {stored}: {view.release.label} {rewrite.message}; "
+                                    f"capacity planned with {stored}")
         if view.release is None or requested.lower() == "auto":
             return literal, None
         for rewrite in view.release.rewrites_for(requested, literal):

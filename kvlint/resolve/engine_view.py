@@ -29,6 +29,7 @@ def _platform(gpu: Optional[GpuInfo]) -> Optional[str]:
 
 class EngineView:
     def __init__(self, catalogs: Catalogs, engine: str, version: str, facts: Dict[str, Any]):
+        self._sparse: Optional[bool] = None
         self.catalogs = catalogs
         self.engine = engine
         self.version = version
@@ -112,6 +113,8 @@ class EngineView:
         cc = gpu.compute_capability if gpu else None
         head = geometry.head_dim if geometry else None
         is_mla = geometry.is_mla if geometry else None
+        # vLLM routes an MLA model by whether its config has a sparse-attention indexer (index_topk)
+        self._sparse = geometry.mla_sparse if (self.engine == "vllm" and geometry is not None and is_mla) else None
         sinks = bool(geometry and (geometry.has_sinks or any(layer.has_sinks for layer in geometry.layers)))
         per_head = scales.granularity == "per-head"
         block = self._mla_block(gpu, geometry, None if facts["auto"] else requested, env or {})
@@ -132,15 +135,18 @@ class EngineView:
         else:
             chosen = requested
         info = self.release.backend(chosen, platform=platform, is_mla=is_mla)
-        if info is None and self.engine == "sglang" and platform:
-            # SGLang's argument resolution takes a backend of another device (aiter on CUDA, fa3
-            # on ROCm, ascend/intel_amx on a GPU) and refuses first for the model, the dtype or
-            # attention sinks; the device fails when the runner builds it. So the release has the
+        if info is None and self.engine in ("sglang", "vllm") and platform:
+            # A backend of another device. SGLang's argument resolution takes it (aiter on CUDA,
+            # fa3 on ROCm, ascend/intel_amx on a GPU) and refuses first for the model, the dtype
+            # or attention sinks; the device fails when the runner builds it. vLLM's registry has
+            # every backend on every platform (AttentionBackendEnum, vllm/v1/attention/backends/
+            # registry.py v0.33.0), and the platform's selector refuses it. So the release has the
             # backend: its checks run, and the platform is KV323's (not KV204's, which is for a
             # name the release does not have).
             info = self.release.backend(chosen, is_mla=is_mla)
         facts["known"] = info is not None
         facts["name"] = info.name if info is not None else chosen
+        facts["checks_known"] = info.checks_known if info is not None else None
         facts["is_triton"] = facts["name"] == "TRITON_ATTN"
         facts["triton_note"] = ""
         if info is None:
@@ -227,8 +233,8 @@ class EngineView:
         facts = self.facts["backend"]
         cc = gpu.compute_capability if gpu else None
         # the model's attention kind is not a GPU fact: SGLang lists FP4 per kind (is_mla)
-        anywhere = info.accepts(literal, None, None, None, platform=platform, is_mla=is_mla)
-        here = info.accepts(literal, cc, head, block, platform=platform, has_sinks=sinks,
+        anywhere = info.accepts(literal, None, None, None, platform=platform, is_mla=is_mla, sparse=self._sparse)
+        here = info.accepts(literal, cc, head, block, platform=platform, has_sinks=sinks, sparse=self._sparse,
                             per_head_scales=per_head, is_mla=is_mla, aiter=self._aiter)
 
         def dtype_problems(verdict) -> List[str]:
@@ -346,8 +352,9 @@ class EngineView:
             block_size=block,
             per_head_scales=per_head,
             aiter=self._aiter,
+            sparse=self._sparse,
         )
-        if result is None:  # the catalog has no priority list for this platform/GPU
+        if result is None:  # no priority list for this platform/GPU, or the answer is unknown
             return None
         selection["first_choice"] = result.first_choice
         selection["chosen"] = result.backend

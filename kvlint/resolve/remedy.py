@@ -144,7 +144,8 @@ class RemedySearch:
             if s.gpu is None:
                 return None
             chosen = predict_backend(release, s.cc, s.gpu.vendor, literal, s.head, bool(s.is_mla),
-                                     has_sinks=s.sinks, block_size=block, per_head_scales=per_head)
+                                     has_sinks=s.sinks, block_size=block, per_head_scales=per_head,
+                                     sparse=self._sparse())
             if chosen is None or chosen.backend is None or chosen.fails:
                 return None
             return None if self._crashes(release, chosen.backend, literal) else chosen.backend
@@ -172,7 +173,13 @@ class RemedySearch:
     def _accepts(self, info: BackendInfo, literal: str, block: Optional[int], per_head: bool) -> bool:
         s = self.setup
         return info.accepts(literal, s.cc, s.head, block, platform=s.platform, has_sinks=s.sinks,
-                            per_head_scales=per_head, is_mla=s.is_mla).ok
+                            per_head_scales=per_head, is_mla=s.is_mla, sparse=self._sparse()).ok
+
+    def _sparse(self) -> Optional[bool]:
+        """vLLM: whether the MLA model is sparse (index_topk), so a backend of the other MLA kind
+        is no remedy; None elsewhere."""
+        s = self.setup
+        return s.mla_sparse if s.engine == "vllm" and s.is_mla else None
 
     def _candidates(self, release: EngineRelease) -> Iterator[str]:
         """Backends of a release that could be pinned for this platform and model kind."""
@@ -180,8 +187,10 @@ class RemedySearch:
         seen = set()
         for b in release.backends:
             # sparse and model-specific backends (SGLang's nsa, dual_chunk_flash_attn...) serve
-            # one model family: never a remedy for another model
-            if b.name in seen or b.sparse or b.data.get("model_specific"):
+            # one model family: never a remedy for another model (a vLLM sparse-MLA backend is
+            # one for a sparse-MLA model, whose kind accepts() checks); nor is a backend whose checks
+            # the catalog does not model (it could not be checked against this configuration)
+            if b.name in seen or (b.sparse and not self._sparse()) or b.data.get("model_specific") or not b.checks_known:
                 continue
             if s.platform and b.platforms and s.platform not in b.platforms:
                 continue

@@ -14,6 +14,10 @@ the same questions the release's code answered:
 * block: supports_block_size(b) vs the catalog's block rule.
 * select: which backend auto-selection picks (or that it fails) vs predict_backend.
 
+Backends present: every backend of the release's registry must be in the catalog, and every
+catalogued backend in the registry. A backend the catalog lists with `checks: unknown` (device and
+attention kind only) is compared for presence alone.
+
 Not compared: the sliding-window variant (accepts() has no such input) and MLA with attention
 sinks (no such model).
 
@@ -129,6 +133,11 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
                 (version,) + ("-",) * 5)
             continue
         groups[("backend", n, "catalog lists it, the release has no such backend", "")].append((version,) + ("-",) * 5)
+    # the other direction: every backend of the release's registry (importable or not) must be in
+    # the catalog, or kvlint calls a real backend unknown (KV204)
+    for n in sorted(set(table.get("backends", {})) - catalog_names):
+        groups[("backend", n, "the release's registry has it, the catalog does not list it",
+                "")].append((version,) + ("-",) * 5)
 
     # ---- accept cells
     for name, b in sorted(table.get("backends", {}).items()):
@@ -136,10 +145,12 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
         if "reasons" not in v:
             continue
         is_mla = bool(v["fixed"].get("use_mla"))
+        is_sparse = bool(v["fixed"].get("use_sparse")) if is_mla else None  # validated with is_sparse()
         for dev in devices:
             da = dev_args(table, dev)
             cb = rel.backend(name, platform=da["platform"], is_mla=is_mla)
-            if cb is None or cb.name != name or (cb.platforms and da["platform"] not in cb.platforms):
+            if (cb is None or cb.name != name or (cb.platforms and da["platform"] not in cb.platforms)
+                    or not cb.checks_known):  # listed by device and kind only: nothing to compare
                 continue  # (backend() also answers by reported_name: ROCm FLASH_ATTN -> ROCM_AITER_FA)
             for variant in v["variants"]:
                 if variant not in VARIANT_KW or (is_mla and variant == "has_sink"):
@@ -154,7 +165,7 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
                                    if "block_size" not in r and T.lookup(tree, pt)]
                         code_ok = not reasons
                         verdict = cb.accepts(d, da["cc"], h, None, platform=da["platform"], is_mla=is_mla,
-                                             aiter=da["aiter"], **VARIANT_KW[variant])
+                                             aiter=da["aiter"], sparse=is_sparse, **VARIANT_KW[variant])
                         # gates (dtype list, head size, GPU, sinks, per-head scales, MLA, platform) are
                         # what validate_configuration checks, whatever stage the catalog files them
                         # under (0.11 has no validated selector: "init"); constraints only when the
@@ -182,7 +193,8 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
             for dev in devices:
                 da = dev_args(table, dev)
                 cb = rel.backend(name, platform=da["platform"], is_mla=is_mla)
-                if cb is None or cb.name != name or (cb.platforms and da["platform"] not in cb.platforms):
+                if (cb is None or cb.name != name or (cb.platforms and da["platform"] not in cb.platforms)
+                        or not cb.checks_known):  # listed by device and kind only: nothing to compare
                     continue
                 for bs in blocks:
                     code_ok = T.lookup(pb["answer"], {"device": dev, "block_size": bs})
@@ -206,7 +218,8 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
                 if vkey(version) < vkey(PREFERRED_BLOCK_FROM[da["platform"]]):
                     continue
                 cb = rel.backend(name, platform=da["platform"], is_mla=is_mla)
-                if cb is None or cb.name != name or (cb.platforms and da["platform"] not in cb.platforms):
+                if (cb is None or cb.name != name or (cb.platforms and da["platform"] not in cb.platforms)
+                        or not cb.checks_known):  # listed by device and kind only: nothing to compare
                     continue
                 for d in dtypes:
                     for h in heads:
@@ -259,7 +272,7 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
                                         has_sinks=kw.get("has_sinks", False),
                                         block_size=None if bs == "default" else bs,
                                         per_head_scales=kw.get("per_head_scales", False),
-                                        aiter=da["aiter"])
+                                        aiter=da["aiter"], sparse=False if mla else None)  # the probe selects with use_sparse False
                                 s = predicted[pkey]
                                 code_b = None if code.startswith("error") else code
                                 if s is None:

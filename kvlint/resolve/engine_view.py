@@ -24,7 +24,8 @@ from kvlint.resolve.remedy import RemedySearch, Setup, Suggestion
 def _platform(gpu: Optional[GpuInfo]) -> Optional[str]:
     if gpu is None:
         return None
-    return "rocm" if gpu.vendor == "amd" else "cuda"
+    # Apple silicon: no engine of the engine catalog has a Metal backend (KV348)
+    return {"amd": "rocm", "apple": "metal"}.get(gpu.vendor, "cuda")
 
 
 class EngineView:

@@ -140,7 +140,7 @@ class GpuInfo:
     """The GPU the deployment runs on, as far as the KV cache cares."""
 
     id: str
-    vendor: Literal["nvidia", "amd"]
+    vendor: Literal["nvidia", "amd", "apple"]
     memory_bytes: Optional[int]  # as the CUDA/ROCm runtime reports it, or the override; None = unknown
     compute_capability: Optional[Tuple[int, int]]  # NVIDIA (9, 0); None for AMD
     arch: Optional[str]  # "sm90", "gfx942"
@@ -174,6 +174,16 @@ class MemoryPlan:
     # Whether the release subtracts CUDA-graph memory from the KV budget (catalog default
     # estimate_cudagraph_memory); None when the catalog does not say.
     cuda_graphs_in_budget: Optional[bool] = None
+
+
+@dataclass(frozen=True)
+class FractionFactor:
+    """A factor the engine release applies to its memory fraction on its own (SGLang: aiter
+    above 8192 tokens of context multiplies mem_fraction_static by 0.85), from the catalog's
+    `rewrites`; `reason` names the release and the condition."""
+
+    factor: float
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -261,6 +271,10 @@ class Deployment:
     release_features: FrozenSet[str] = frozenset()
     # llama.cpp / Ollama: the ggml cache plan (None for the other engines).
     ggml: Optional[GgmlPlan] = None
+    # Factors the release applies to the memory fraction on its own (catalog `rewrites` that set
+    # mem_fraction_static_factor), and why one may apply but cannot be told (context unknown).
+    mem_fraction_factors: Tuple[FractionFactor, ...] = ()
+    mem_fraction_factor_note: Optional[str] = None
     # Set when the engine replaces the block size on its own (vLLM 0.11-0.17 on MLA models):
     # block_size is then None, backend_block_size the size it runs with, and this says why.
     block_size_note: Optional[str] = None

@@ -141,3 +141,60 @@ def test_ambiguous_memory_is_unknown_not_guessed(catalog):
     rtx3080 = catalog.lookup("NVIDIA GeForce RTX 3080")
     assert rtx3080.memory_bytes is None and rtx3080.info().fp8 is None
     assert catalog.get("MI250X-GCD-64GB").memory_bytes == 64 * 2**30  # one GCD is one ROCm device
+
+
+# Apple silicon (llama.cpp / Ollama on Metal). Names as they appear in public llama.cpp / Ollama
+# reports; the Metal GPU family per chip generation from Apple's Metal feature set tables
+# (https://developer.apple.com/metal/Metal-Feature-Set-Tables.pdf: M1 Apple7, M2 Apple8, M3 and M4
+# Apple9), which llama.cpp logs as 'GPU family: MTLGPUFamilyApple<N>'.
+APPLE_NAMES = [
+    ("M2 Max", "Apple-M2-Max", "https://github.com/ollama/ollama/issues/434 ('Macbook Pro M2 Max with 32GB')"),
+    ("M1 Max", "Apple-M1-Max", "https://github.com/ggml-org/llama.cpp/pull/2011 ('M1 Max with 32GB RAM')"),
+    ("M1 Pro", "Apple-M1-Pro", "https://github.com/ggml-org/llama.cpp/pull/2011 ('M1 Pro 16GB')"),
+    ("Apple M2 Ultra", "Apple-M2-Ultra", "https://github.com/antirez/ds4/pull/88 ('Hardware: Apple M2 Ultra')"),
+    ("Apple M4 Max", "Apple-M4-Max", "Metal device name as llama.cpp logs it: 'GPU name:   MTL0 (Apple M4 Max)'"),
+]
+APPLE_FAMILY = {"M1": "apple7", "M2": "apple8", "M3": "apple9", "M4": "apple9"}
+# unified-memory sizes seen with recommendedMaxWorkingSetSize in those reports: the GPU's share is
+# not the chip's memory (32 GB -> 21845.34 MB; 96 GB -> 73728 MB, llama.cpp issue #3213)
+APPLE_SOLD_WITH = [("Apple-M2-Max", 32), ("Apple-M1-Max", 32), ("Apple-M1-Pro", 16), ("Apple-M2-Ultra", 192),
+                   ("Apple-M2-Max", 96)]
+
+
+@pytest.mark.parametrize("written,expected,source", APPLE_NAMES)
+def test_apple_names_resolve(catalog, written, expected, source):
+    entry = catalog.lookup(written)
+    assert entry is not None and entry.id == expected, (written, source)
+
+
+def test_apple_chips_m1_to_m4_with_their_metal_family(catalog):
+    apple = [e for e in catalog if e.vendor == "apple"]
+    chips = {e.id for e in apple}
+    for gen in ("M1", "M2", "M3", "M4"):
+        for tier in ("", "-Pro", "-Max"):
+            assert f"Apple-{gen}{tier}" in chips
+    assert {"Apple-M1-Ultra", "Apple-M2-Ultra", "Apple-M3-Ultra"} <= chips
+    for e in apple:
+        assert e.arch == APPLE_FAMILY[e.id.split("-")[1]], e.id
+        info = e.info()
+        assert info.compute_capability is None and info.fp8 is None and info.fp4 is False
+
+
+def test_apple_memory_is_never_a_fixed_size(catalog):
+    """Unified memory is chosen at purchase and the GPU gets a share of it: the catalog gives no
+    device size, the manifest's hardware.memory does."""
+    for e in catalog:
+        if e.vendor == "apple":
+            assert e.memory_bytes is None and e.memory_basis == "unknown", e.id
+            assert e.info(memory_override=48 << 30).memory_bytes == 48 << 30
+
+
+@pytest.mark.parametrize("gpu,gib", APPLE_SOLD_WITH)
+def test_apple_memory_configurations(gpu, gib):
+    import yaml
+
+    from kvlint.resources import catalog_dir
+
+    doc = yaml.safe_load((catalog_dir() / "gpus.yaml").read_text())
+    entry = next(g for g in doc["gpus"] if g["id"] == gpu)
+    assert gib in entry["memory_configurations_gib"]

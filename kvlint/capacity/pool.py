@@ -764,6 +764,12 @@ def sglang_pool(deployment: Deployment) -> PoolEstimate:
         notes.append(f"SGLang {deployment.engine_version} multiplies mem_fraction_static by {factor} for a "
                      f"multimodal checkpoint ({', '.join(architectures)}): {mfs} -> {round(mfs * factor, 4)}")
         mfs = round(mfs * factor, 4)
+    for fraction in deployment.mem_fraction_factors:
+        # SGLang multiplies the fraction itself, unrounded (e.g. aiter: mem_fraction_static *= 0.85)
+        notes.append(f"{fraction.reason}: {mfs:g} -> {mfs * fraction.factor:.4g}")
+        mfs = mfs * fraction.factor
+    if deployment.mem_fraction_factor_note:
+        notes.append(deployment.mem_fraction_factor_note)
     weights = _weights_per_gpu(deployment, notes)
     if weights is None:
         return PoolEstimate(None, tuple(notes) + ("model weight size unknown: the KV pool "

@@ -176,6 +176,9 @@ class RewriteInfo:
     message: str
     sources: Sources = ()
     verified: bool = True
+    # The release skips the rewrite when a setting is given explicitly and an environment switch
+    # is on ({"explicit": "mem_fraction_static", "env": "SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION"})
+    skipped_when: Optional[Mapping[str, Any]] = None
 
     @property
     def by_model(self) -> bool:
@@ -957,7 +960,7 @@ class EngineCatalog:
                           r.get("note", ""), r.get("verified", True), _sources(r))
             for r in doc.get("selection", ()) if live(r))
         rewrites = tuple(RewriteInfo(r["id"], r.get("when", {}), r.get("set", {}), r.get("message", ""),
-                                     _sources(r), r.get("verified", True))
+                                     _sources(r), r.get("verified", True), r.get("skipped_when"))
                          for r in doc.get("rewrites", ()) if live(r))
         return EngineRelease(engine, version, dtypes, tuple(backends.values()), features, defaults,
                              rules, rewrites, rel_sources)

@@ -128,7 +128,7 @@ class GpuEntry:
     id: str
     name: str
     aliases: Tuple[str, ...]
-    vendor: Literal["nvidia", "amd"]
+    vendor: Literal["nvidia", "amd", "apple"]
     architecture: Optional[str]
     compute_capability: Optional[Tuple[int, int]]
     arch: Optional[str]

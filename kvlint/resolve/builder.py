@@ -17,6 +17,7 @@ from kvlint.catalog import Catalogs
 from kvlint.catalog.gpus import gpu_from_capability
 from kvlint.units import parse_size
 from kvlint.deployment import (
+    FractionFactor,
     BLOCK_SCALED_FORMATS,
     GGML_ENGINES,
     INLINE_SCALE_FORMATS,
@@ -373,8 +374,37 @@ class FactsBuilder:
                                  f"{view.forced_block.backend} on this MLA model (check_and_update_config)")
                 if view.forced_block else None,
             )
+        if deployment is not None and view.modelled is not None:
+            factors, factor_note = self._fraction_factors(view, backend, stored_literal, max_model_len,
+                                                          memory.gpu_memory_utilization is not None)
+            deployment = replace(deployment, mem_fraction_factors=factors, mem_fraction_factor_note=factor_note)
         notes = [n for n in (self._checkpoint.get("geometry_note"), weights_note, rewrite_note) if n]
         return Resolution(deployment=deployment, facts=self.facts, notes=notes)
+
+    def _fraction_factors(self, view: EngineView, backend: Optional[str], literal: str,
+                          context_len: Optional[int], explicit: bool) -> Tuple[Tuple[FractionFactor, ...], Optional[str]]:
+        """The memory-fraction factors the (modelled) release applies on its own: the catalog's
+        `rewrites` that set mem_fraction_static_factor for the backend it runs and the context
+        length (SGLang's model_config.context_len: --context-length, else the model's), unless the
+        release skips the rewrite for an explicit setting with an environment switch on."""
+        release = view.modelled
+        factors: List[FractionFactor] = []
+        note = None
+        env = get(self.data, "engine", "env", kind=dict) or {}
+        for rewrite in release.rewrites:
+            factor = rewrite.set.get("mem_fraction_static_factor")
+            if factor is None or not rewrite.applies(backend, literal, None, context_len or 0):
+                if factor is not None and context_len is None and rewrite.applies(backend, literal, None, 1 << 62):
+                    note = (f"{release.label} {rewrite.message}; the context length is unknown, so "
+                            "kvlint cannot tell whether it does here (serving.max_model_len sets it)")
+                continue
+            skip = rewrite.skipped_when or {}
+            switch = str(env.get(skip.get("env", ""), "")).strip().lower()
+            if skip and explicit and switch in ("true", "1", "yes", "y"):
+                continue  # SGLang's EnvBool: the explicit fraction is used as it is
+            factors.append(FractionFactor(float(factor), f"{release.label} {rewrite.message} "
+                                                         f"(context length {context_len})"))
+        return tuple(factors), note
 
     def _backend_from_env(self, view: EngineView, engine_name: str) -> None:
         """vLLM before 0.15 selects the backend VLLM_ATTENTION_BACKEND names (vllm/attention/selector.py

@@ -24,7 +24,8 @@ from kvlint.resolve.remedy import RemedySearch, Setup, Suggestion
 def _platform(gpu: Optional[GpuInfo]) -> Optional[str]:
     if gpu is None:
         return None
-    return "rocm" if gpu.vendor == "amd" else "cuda"
+    # Apple silicon: no engine of the engine catalog has a Metal backend (KV348)
+    return {"amd": "rocm", "apple": "metal"}.get(gpu.vendor, "cuda")
 
 
 class EngineView:
@@ -127,6 +128,7 @@ class EngineView:
             text, found = RemedySearch(self.catalogs, self.release, setup).fp8_instead("fp4")
             self.facts["kv_cache"]["fp4_remedy"] = text
             self.facts.setdefault("remedies", []).extend(x.fact() for x in found)
+            self.facts["kv_cache"]["fp4_gpu_backends"] = self._fp4_gpu_backends(literal, gpu, block, per_head, is_mla)
         chosen: Optional[str] = None
         if facts["auto"]:
             chosen = self._predict(literal, gpu, geometry, per_head, sinks, block)
@@ -196,6 +198,22 @@ class EngineView:
                           f"write {forced.size}"})
         return forced.size
 
+    def _fp4_gpu_backends(self, literal, gpu, block, per_head, is_mla) -> List[str]:
+        """The backends of this release that take the FP4 dtype on this GPU for some model (head
+        size and sinks set aside): where there is one, the GPU's lack of FP4 tensor cores is not
+        why the deployment is refused (KV306 stays quiet; KV347 / KV316 name the model's reason)."""
+        platform = _platform(gpu)
+        out = []
+        for name in self.release.backend_names():
+            info = self.release.backend(name, platform=platform)
+            if info is None:
+                continue
+            verdict = info.accepts(literal, gpu.compute_capability, None, block, platform=platform,
+                                   has_sinks=False, per_head_scales=per_head, is_mla=is_mla, aiter=self._aiter)
+            if not any(p.kind == "kv_dtype" or p.kind.startswith("constraint:") for p in verdict.problems):
+                out.append(info.name)
+        return out
+
     def _triton_note(self, literal, gpu, head, block, platform, sinks, per_head, is_mla) -> str:
         """KV303's remedy is TRITON_ATTN when it accepts the whole configuration here; else why
         not, and what the search (dtype_remedy: another release, or none) found instead."""
@@ -247,6 +265,20 @@ class EngineView:
         setup = self._setup(literal, gpu, head, block, sinks, per_head, is_mla, info.name)
         facts["dtype_remedy"] = self._remedy("kv_dtype", setup) if specific else ""
         facts["fp8_gpu_ok"] = not specific if not general else None
+        facts["dtype_gpu_bound"], facts["dtype_model_reason"] = None, None
+        if specific and not general:
+            # Refused here though some GPU takes it: is it this GPU, or this model? Ask again
+            # without the model's head size and sinks (vLLM 0.32+ FLASHINFER runs nvfp4 on
+            # SM80/SM90/SM120 but not at head size 64 or with sinks: KV347, not KV306).
+            def refused(h, s):
+                return dtype_problems(info.accepts(literal, cc, h, block, platform=platform, has_sinks=s,
+                                                   per_head_scales=per_head, is_mla=is_mla, aiter=self._aiter))
+            facts["dtype_gpu_bound"] = bool(refused(None, False))
+            if not facts["dtype_gpu_bound"]:
+                causes = ([f"its head size {head}"] if head is not None and refused(head, False) else []) + (
+                    ["its attention sinks"] if sinks and refused(None, True) else [])
+                facts["dtype_model_reason"] = (f"{' and '.join(causes) or 'this model'} "
+                                               f"({'; '.join(specific)})")
         by_kind: Dict[str, List[Any]] = {}
         for problem in here.problems:
             by_kind.setdefault(problem.kind, []).append(problem)

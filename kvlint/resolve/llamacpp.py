@@ -43,7 +43,7 @@ def _backend(data: Dict[str, Any], gpu: Optional[GpuInfo]) -> Tuple[Optional[str
     if written:
         return written, False
     if gpu is not None:
-        return ("hip" if gpu.vendor == "amd" else "cuda"), True
+        return {"amd": "hip", "apple": "metal"}.get(gpu.vendor, "cuda"), True
     return None, False
 
 

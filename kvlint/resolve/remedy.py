@@ -68,7 +68,7 @@ class Setup:
     def platform(self) -> Optional[str]:
         if self.gpu is None:
             return None
-        return "rocm" if self.gpu.vendor == "amd" else "cuda"
+        return {"amd": "rocm", "apple": "metal"}.get(self.gpu.vendor, "cuda")
 
     @property
     def cc(self) -> Optional[Tuple[int, int]]:

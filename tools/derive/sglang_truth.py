@@ -55,18 +55,24 @@ FLAG_DESTS = ("kv_cache_dtype", "attention_backend", "prefill_attention_backend"
               "max_running_requests", "swa_full_tokens_ratio", "disable_hybrid_swa_memory",
               "quantization_param_path", "cuda_graph_max_bs", "config")
 MEM_SIZES_GB = (24, 40, 48, 80, 141, 192)
-# Real packages installed (pip --target) instead of placeholders: SGLang >= 0.5.2x builds its
-# ServerArgs records on msgspec.Struct, whose field semantics a placeholder cannot imitate.
-REAL_DEPS = ("msgspec",)
+# Real packages (tools/derive/requirements/sglang-deps.txt, installed by derive_env.py into
+# .cache/sglang-deps) instead of placeholders: SGLang >= 0.5.2x builds its ServerArgs records on
+# msgspec.Struct, whose field semantics a placeholder cannot imitate; gguf (and numpy under it)
+# are imported for real on the config path, and a placeholder answers differently.
 
 
 def ensure_deps(cache_dir: Path) -> Path:
+    """.cache/sglang-deps as its lock file pins it (built when missing; refused when it differs)."""
+    import derive_env
+
     target = Path(cache_dir) / "sglang-deps"
-    missing = [d for d in REAL_DEPS if not (target / d).exists()]
-    if missing:
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target", str(target), *missing],
-                       check=True)
+    if not target.is_dir():
+        derive_env.setup(["sglang-deps"], Path(cache_dir))
+    derive_env.check_tool()
+    derive_env.check_dir("sglang-deps", Path(cache_dir))
     return target
+
+
 MEM_TPS = (1, 2, 4, 8)
 
 
@@ -182,6 +188,8 @@ def child(args) -> None:
             f["text_config"] = dict(f["text_config"], torch_dtype=f["torch_dtype"])
         return stubs.FakeHFConfig(**f)
 
+    import stubs as host_stubs  # tools/derive/stubs.py: the fixed host answers (nvcc, CUDA_HOME)
+    host_stubs.install_host()
     stubs.install(args.src, gpu, get_config)
     if args.deps:
         sys.path.insert(1, args.deps)
@@ -249,6 +257,10 @@ def child(args) -> None:
         outcome["warnings"] = sorted({tuple(r) for r in cap.records})
         return outcome
 
+    if args.aiter_factor:
+        Path(args.out).write_text(json.dumps(aiter_factor_cells(make), sort_keys=True, default=str))
+        return
+
     cells: Dict[str, Any] = {}
     for model_key in GRID_MODELS:
         for be in backends:
@@ -264,6 +276,41 @@ def child(args) -> None:
         result["defaults"] = defaults_sweep(make, stubs, gpu)
     result["stubbed"] = sorted({m.split(".")[0] if not m.startswith("sglang") else m for m in stubs.STUBBED})
     Path(args.out).write_text(json.dumps(result, sort_keys=True, default=str))
+
+
+AITER_ENV = "SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION"
+
+
+def aiter_factor_cells(make) -> Dict[str, Any]:
+    """The fraction the release ends up with for aiter against triton (tools/derive/
+    sglang_aiter_factor.py): per model (Llama-3.1-8B: 131072 tokens of context, gemma-2: 8192),
+    default and explicit fraction, and the explicit one with AITER_ENV on; the fraction the
+    arguments resolve to times the runner's own factor where the runner runs."""
+    out: Dict[str, Any] = {}
+    for model_key in ("llama", "gemma2"):
+        for case, extra, env in (("default", {}, None), ("explicit", {"mem_fraction_static": 0.8}, None),
+                                 ("explicit_env_on", {"mem_fraction_static": 0.8}, "1")):
+            row: Dict[str, Any] = {}
+            for be in ("aiter", "triton"):
+                if env is None:
+                    os.environ.pop(AITER_ENV, None)
+                else:
+                    os.environ[AITER_ENV] = env
+                o = make(model_key, "auto", be, **extra)
+                os.environ.pop(AITER_ENV, None)
+                if not o.get("accepted"):
+                    row[be] = {"error": o.get("error")}
+                    continue
+                mfs = o["_sa"]["mem_fraction_static"] * o.get("runner_mem_fraction_factor", 1.0)
+                row[be] = {"attention_backend": o.get("attention_backend"), "mem_fraction_static": round(mfs, 6),
+                           "set_at": [r[3] for r in o.get("rewrites", []) if r[0] == "mem_fraction_static"
+                                      and "_handle_gpu_memory_settings" not in r[3]]}
+                if "runner_mem_fraction_factor" in o:
+                    row[be]["runner_factor"] = o["runner_mem_fraction_factor"]
+            if "mem_fraction_static" in row.get("aiter", {}) and "mem_fraction_static" in row.get("triton", {}):
+                row["factor"] = round(row["aiter"]["mem_fraction_static"] / row["triton"]["mem_fraction_static"], 4)
+            out.setdefault(model_key, {})[case] = row
+    return out
 
 
 def wrap_declarations(rec: Recorder):
@@ -459,6 +506,11 @@ def assemble(version: str, src: Path, parts: List[Dict[str, Any]]) -> Dict[str, 
     doc["outcomes"] = [json.loads(o) for o in outcomes]
     if errors:
         doc["child_errors"] = errors
+    import derive_env
+    import stubs as host_stubs
+    doc["environment"] = derive_env.record("sglang-deps", dict(
+        host_stubs.HOST, torch_version_cuda=__import__("sglang_stubs").CUDA_VERSION,
+        torch_version_hip=__import__("sglang_stubs").HIP_VERSION))
     doc["source"] = {"package": "sglang", "version": version,
                      "sha256_16": source_digest(src, ["sglang/srt/server_args.py",
                                                       "sglang/srt/model_executor/model_runner.py"])}
@@ -479,6 +531,7 @@ def main(argv=None) -> int:
     ap.add_argument("--src")
     ap.add_argument("--gpu")
     ap.add_argument("--out")
+    ap.add_argument("--aiter-factor", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--deps", default=str(CACHE / "sglang-deps"))
     ap.add_argument("--releases", help="comma-separated versions (default: 0.4.10.post2 + every 0.5.x)")
     ap.add_argument("--gpus", default=",".join(["sm80", "sm86", "sm89", "sm90", "sm100", "sm120", "gfx942"]))

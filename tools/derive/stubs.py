@@ -35,6 +35,26 @@ DEVICES = {
 
 STUB_LOG: list[str] = []  # which stubs were actually used by this process (recorded in the table)
 
+# The host a release probes besides the GPU, answered the same on every machine: the tables must
+# not depend on whether the machine that derives them has a CUDA toolkit. What a release asks:
+#   shutil.which("nvcc")  vllm/utils/flashinfer.py has_flashinfer() (0.11.1+): without
+#                         flashinfer-cubin, FlashInfer counts as unavailable when nvcc is missing
+#   CUDA_HOME             vllm/third_party/deep_gemm/__init__.py _find_cuda_home() at import (else
+#                         `which nvcc`, else /usr/local/cuda, else AssertionError), torch's
+#                         torch.utils.cpp_extension._find_cuda_home, vllm/envs.py CUDA_HOME
+#   shutil.which("ninja") / torch.utils.cpp_extension.is_ninja_available(): JIT builders
+#   torch.version.cuda    the CPU build has None; CUDA releases compare it with 12.x
+# The answers are those of a CUDA 12.9 toolkit host (vLLM's CUDA images build on NVIDIA's CUDA
+# toolkit images): nvcc and ninja present. Every other shutil.which() answers None. Recorded
+# in each table under "environment".
+HOST = {
+    "CUDA_HOME": "/usr/local/cuda",
+    "which": {"nvcc": "/usr/local/cuda/bin/nvcc", "ninja": "/usr/bin/ninja"},
+    "ninja_available": True,
+    "torch_version_cuda": "12.9",
+}
+HOST_ASKED: set = set()  # which host probes this process's release used (recorded in the table)
+
 
 class _StubModule(types.ModuleType):
     """An importable module with no behaviour.
@@ -178,6 +198,7 @@ def install(root: Path, device: dict, *, aiter: bool = False) -> None:
     # 5. triton has no CPU build here; vLLM has its own placeholder for that case
     #    (vllm/triton_utils/importing.py), so nothing is stubbed for it.
     sys.meta_path.append(FINDER)
+    install_host()
     _patch_torch(device)
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
     os.environ.setdefault("VLLM_CONFIGURE_LOGGING", "0")
@@ -187,6 +208,38 @@ def install(root: Path, device: dict, *, aiter: bool = False) -> None:
     # No network: the probe must never reach a model hub or send usage stats.
     for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "VLLM_NO_USAGE_STATS", "DO_NOT_TRACK"):
         os.environ[k] = "1"
+
+
+def install_host() -> None:
+    """Answer the host probes from HOST (idempotent; before torch and the release are imported,
+    so that torch's own CUDA_HOME lookup sees the fixed answer too)."""
+    import shutil
+
+    os.environ["CUDA_HOME"] = HOST["CUDA_HOME"]
+    os.environ.pop("CUDA_PATH", None)
+    if getattr(shutil.which, "_derive_patched", False):
+        return
+
+    def which(cmd, mode=os.F_OK | os.X_OK, path=None):
+        name = os.path.basename(str(cmd))
+        HOST_ASKED.add(f"which:{name}")
+        return HOST["which"].get(name)
+
+    which._derive_patched = True
+    shutil.which = which
+
+
+def _patch_torch_host(torch) -> None:
+    try:
+        import torch.utils.cpp_extension as cpp
+    except Exception:  # noqa: BLE001  (a torch without it: nothing to answer)
+        return
+
+    def is_ninja_available() -> bool:
+        HOST_ASKED.add("torch.utils.cpp_extension.is_ninja_available")
+        return HOST["ninja_available"]
+
+    cpp.is_ninja_available = is_ninja_available
 
 
 def _patch_torch(device: dict) -> None:
@@ -212,6 +265,7 @@ def _patch_torch(device: dict) -> None:
         gcnArchName = device.get("arch", "")
 
     device_name = device["name"]
+    _patch_torch_host(torch)
     _patch_torch_ops(torch)
     _patch_cuda_alloc(torch)
     torch.cuda.get_device_capability = lambda d=None: cc
@@ -220,7 +274,7 @@ def _patch_torch(device: dict) -> None:
     if device["platform"] == "rocm":
         torch.version.hip = "7.0.0"  # ROCm torch builds set this; CPU build has None
     else:
-        torch.version.cuda = torch.version.cuda or "12.9"
+        torch.version.cuda = HOST["torch_version_cuda"]
 
 
 _VLLM_OP_NAMESPACES = {"_C", "_moe_C", "_C_cache_ops", "_C_custom_ar", "_rocm_C", "_vllm_fa2_C",

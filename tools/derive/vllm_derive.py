@@ -27,6 +27,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 
+import derive_env  # noqa: E402
 import stubs  # noqa: E402
 import table as T  # noqa: E402
 import wheels  # noqa: E402
@@ -49,22 +50,28 @@ def torch_site() -> list[str]:
     return [str(Path(spec.origin).parent.parent)] if spec and spec.origin else []
 
 
-def deps_for(root: Path) -> list[str]:
-    """The dependency dir (see README: `setup-deps`) whose transformers satisfies the release."""
+def deps_dir_for(root: Path, cache: Path | None = None) -> str | None:
+    """The pinned dependency dir (derive_env.LOCKS: `deps`, `deps-tf5`) whose transformers
+    satisfies the release's Requires-Dist; None when neither is set up."""
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
+    cache = CACHE if cache is None else cache
     spec = SpecifierSet("")
     for meta in root.glob("*.dist-info/METADATA"):
         for line in meta.read_text(errors="replace").splitlines():
             if line.startswith("Requires-Dist: transformers") and "extra ==" not in line:
                 spec = SpecifierSet(line.split("transformers", 1)[1].split(";")[0].strip().strip("()"))
     for name in ("deps", "deps-tf5"):
-        d = CACHE / name
-        tf = sorted(d.glob("transformers-*.dist-info"))
-        if tf and Version(tf[0].name.removesuffix(".dist-info").split("-")[1]) in spec:
-            return [str(d)]
-    return [str(CACHE / "deps")] if (CACHE / "deps").is_dir() else []
+        versions = derive_env.installed(cache / name).get("transformers", [])
+        if len(versions) == 1 and Version(versions[0]) in spec:
+            return name
+    return "deps" if (cache / "deps").is_dir() else None
+
+
+def deps_for(root: Path) -> list[str]:
+    name = deps_dir_for(root)
+    return [str(CACHE / name)] if name else []
 
 
 def run_chunk(root: Path, runs: list, extra_path: list[str], tmp: Path, timeout: int, sections: str) -> dict:
@@ -374,7 +381,16 @@ def derive(version: str, root: Path | None = None, out_dir: Path = OUT_DIR, jobs
     root = Path(root).resolve()
     marker = root / ".derive-complete"
     wheel_names = [ln for ln in marker.read_text().splitlines()[1:] if ln] if marker.is_file() else []
-    path = (extra_path if extra_path is not None else deps_for(root)) + torch_site()
+    dep_dir = None
+    if extra_path is None:
+        # the pinned environment (tools/derive/requirements/): refuse anything else, the table
+        # would silently differ from one derived elsewhere
+        dep_dir = deps_dir_for(root)
+        if dep_dir is None:
+            raise derive_env.EnvironmentMismatch("no dependency dir: run python tools/derive/derive_env.py setup")
+        derive_env.check_tool()
+        derive_env.check_dir(dep_dir)
+    path = (extra_path if extra_path is not None else [str(CACHE / dep_dir)]) + torch_site()
     runs = runs or RUNS
     raws = {}
     with tempfile.TemporaryDirectory(prefix=f"derive-{version}-") as tmp:
@@ -385,6 +401,8 @@ def derive(version: str, root: Path | None = None, out_dir: Path = OUT_DIR, jobs
                 raws.update(f.result())
         raws = {r[0]: raws[r[0]] for r in runs}
     table = merge(version, root, raws, wheel_names)
+    table["environment"] = dict(derive_env.record(dep_dir, stubs.HOST), host_asked=sorted(
+        {q for r in raws.values() for q in r.get("host_asked", [])}))
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"{version}.json"
     out.write_text(json.dumps(table, sort_keys=True, separators=(",", ":")) + "\n")

@@ -579,6 +579,9 @@ def main() -> None:
     here = str(Path(__file__).resolve().parent)
     stdlib = [p for p in sys.path if p and p.startswith(sys.base_prefix) and "site-packages" not in p]
     sys.path[:] = [str(ROOT), here] + [p for p in a.path.split(":") if p] + stdlib
+    import stubs  # noqa: E402  (tools/derive/stubs.py)
+
+    stubs.install_host()  # before torch is imported: its CUDA_HOME lookup sees the fixed answer
     if not a.multi:
         run_one(a.device, a.aiter, Path(a.out), a.sections)
         return
@@ -664,6 +667,7 @@ def run_one(device_name: str, aiter: bool, out: Path, sections_arg: str) -> None
         if "batch" in sections:
             result["batch_defaults"] = ask_batch_defaults()
         result["stubs_used"] = sorted(set(stubs.STUB_LOG))
+        result["host_asked"] = sorted(stubs.HOST_ASKED)
     except Exception as exc:  # noqa: BLE001
         result["fatal"] = err(exc)
         result["trace"] = traceback.format_exc()[-3000:]

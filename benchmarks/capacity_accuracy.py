@@ -282,13 +282,17 @@ def fit_band(rows: List[dict], logs: List[dict]) -> dict:
     only: the weights' relative error (logged weights against kvlint's) and what is left of the pool
     error once the weights are accounted for (GiB)."""
     logged = {d["id"]: d["logged"] for d in logs}
+    # A log whose error comes from a term kvlint does not model at all says so in its data file
+    # (`band_excluded: <the unmodelled term>`); it stays scored, and is listed, but does not size
+    # the band (which is for the terms kvlint does model).
+    excluded = {d["id"]: d["band_excluded"] for d in logs if d.get("band_excluded")}
     weights, other = [], []
     for r in rows:
         if (r["split"] != "fit" or r["set"] != "scored" or r["outcome"] != "started" or r.get("kvlint_weights_gib") in (None, 0)
                 or r["predicted_pool_gib"] is None or r["logged_pool_gib"] is None):
             continue
         log_w = logged[r["id"]].get("weights_gib")
-        if log_w is None:
+        if log_w is None or r["id"] in excluded:
             continue
         weights.append((log_w - r["kvlint_weights_gib"]) / r["kvlint_weights_gib"])
         residual = r["logged_pool_gib"] - r["predicted_pool_gib"] + (log_w - r["kvlint_weights_gib"])
@@ -298,7 +302,7 @@ def fit_band(rows: List[dict], logs: List[dict]) -> dict:
         other.append(residual - min(max(residual, s_low), s_high))
     if not weights:
         return {"n": 0}
-    return {"n": len(weights),
+    return {"n": len(weights), "excluded": excluded,
             "weights_rel": [round(min(weights), 4), round(max(weights), 4)],
             "other_gib": [round(min(other), 3), round(max(other), 3)]}
 

@@ -193,7 +193,9 @@ def test_flex_attention_refuses_per_head_scales_whatever_the_dtype(tmp_path) -> 
 
 
 REPO = TABLES.parent.parent.parent.parent
-DSV32_CONFIG = REPO / "tests" / "fixtures" / "hf_configs" / "deepseek-v3.2-exp.json"
+# deepseek-ai/DeepSeek-V3.2's real config.json (DeepseekV32ForCausalLM, index_topk 2048), byte for
+# byte from ai-dynamo/aiconfigurator (tests/data/hub/sources.json names the commit).
+DSV32_CONFIG = REPO / "tests" / "data" / "hub" / "configs" / "deepseek-ai--DeepSeek-V3.2.json"
 
 SPARSE = """\
 apiVersion: kvlint/v1

@@ -53,7 +53,7 @@ def test_check_loads_no_other_command():
     (["check", "a.yaml", "missing/dir"], ["a.yaml", "missing/dir"]),
     (["check", "-"], None),  # stdin
     (["check", "--", "a.yaml"], None),
-    (["check", "a.yaml", "--output-format", "json"], None),
+    (["check", "a.yaml", "--output-format", "json"], None),  # an option: see plain_check_arguments
     (["check", "-v", "a.yaml"], None),
     (["check", ""], None),
     (["--verbose", "check", "a.yaml"], None),
@@ -64,6 +64,25 @@ def test_plain_check_is_only_paths(argv, expected):
     from kvlint.cli.lint import plain_check_paths
 
     assert plain_check_paths(argv) == expected
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["check", "a.yaml", "--output-format", "json"], (["a.yaml"], "json")),
+    (["check", "--output-format=github", "a.yaml", "b.yaml"], (["a.yaml", "b.yaml"], "github")),
+    (["check", "--output-format", "sarif"], ([], "sarif")),
+    (["check", "a.yaml"], (["a.yaml"], None)),
+    (["check", "a.yaml", "--output-format", "GitHub"], None),  # click.Choice is case-sensitive
+    (["check", "a.yaml", "--output-format", "nope"], None),
+    (["check", "a.yaml", "--output-format"], None),
+    (["check", "a.yaml", "--output-format="], None),
+    (["check", "--output-format", "json", "--output-format", "json", "a.yaml"], None),
+    (["check", "--output-format", "json", "-q", "a.yaml"], None),
+    (["check", "-o", "json", "a.yaml"], None),  # -o is --output-file
+])
+def test_plain_check_takes_one_known_output_format(argv, expected):
+    from kvlint.cli.lint import plain_check_arguments
+
+    assert plain_check_arguments(argv) == expected
 
 
 def test_unreadable_path_or_completion_request_goes_through_click(tmp_path, monkeypatch):
@@ -94,15 +113,18 @@ def test_plain_check_prints_what_the_click_command_prints(tmp_path):
     probe = "import sys\nfrom kvlint.cli import run\nsys.argv = ['kvlint'] + sys.argv[1:]\n" \
             "try:\n    run()\nfinally:\n    print('CLICK', 'click' in sys.modules, file=sys.stderr)\n"
     clicked = "import sys\nfrom kvlint.cli import main\nmain(sys.argv[1:])\n"
-    cases = [[str(good)], ["bad.yaml"], ["esc\x1b[31m.yaml", "bad.yaml"], ["missing.yaml"], ["broken.yaml"], []]
+    cases = [[str(good)], ["bad.yaml"], ["esc\x1b[31m.yaml", "bad.yaml"], ["missing.yaml"], ["broken.yaml"], [],
+             ["--output-format", "github", "bad.yaml"], ["bad.yaml", "--output-format=json"],
+             ["--output-format", "sarif", "broken.yaml"], ["--output-format", "concise", "missing.yaml"]]
     for args in cases:
         runs = [subprocess.run([sys.executable, "-c", code, "check", *args], cwd=tmp_path, env=env,
                                capture_output=True, text=True) for code in (plain, clicked)]
         assert (runs[0].returncode, runs[0].stdout, runs[0].stderr) == (runs[1].returncode, runs[1].stdout, runs[1].stderr)
         assert runs[0].returncode in (0, 1, 2) and (runs[0].stdout or runs[0].stderr)
-    probed = subprocess.run([sys.executable, "-c", probe, "check", "bad.yaml"], cwd=tmp_path, env=env,
-                            capture_output=True, text=True)
-    assert "CLICK False" in probed.stderr and probed.returncode == 1
+    for args in (["bad.yaml"], ["--output-format", "github", "bad.yaml"]):
+        probed = subprocess.run([sys.executable, "-c", probe, "check", *args], cwd=tmp_path, env=env,
+                                capture_output=True, text=True)
+        assert "CLICK False" in probed.stderr and probed.returncode == 1
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "ascii", "latin-1"])

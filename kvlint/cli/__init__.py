@@ -27,8 +27,8 @@ def __getattr__(name: str) -> Any:
 
 
 def run() -> None:
-    """The console script. A plain `kvlint check [PATH...]` runs without click (kvlint.cli.lint);
-    anything else goes through the click group.
+    """The console script. A plain `kvlint check [--output-format NAME] [PATH...]` runs without
+    click (kvlint.cli.lint); anything else goes through the click group.
 
     Garbage collection is tuned, not patched: a lint run allocates few cyclic objects, so the
     collector's early passes are pure cost (higher thresholds); and when the command is done,
@@ -39,11 +39,11 @@ def run() -> None:
     gc.set_threshold(100_000, 50, 50)
     try:
         # Imported on use: `import kvlint.cli` stays free of side effects and of click.
-        from kvlint.cli.lint import plain_check_paths, run_plain_check
+        from kvlint.cli.lint import plain_check_arguments, run_plain_check
 
-        paths = plain_check_paths(sys.argv[1:])
-        if paths is not None:
-            run_plain_check(paths)
+        plain = plain_check_arguments(sys.argv[1:])
+        if plain is not None:
+            run_plain_check(*plain)
         from kvlint.cli.app import main
 
         main()

@@ -23,6 +23,8 @@ import json
 
 import pytest
 
+pytestmark = pytest.mark.slow  # builds and runs the real llama.cpp
+
 pytest.importorskip("gguf", reason="the gguf package is not installed (pip install 'kvcache-lint[llamacpp]')")
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'kvcache-lint[llamacpp]'; .ci/run builds it)")
 

@@ -49,6 +49,16 @@ def _git(cwd: Path, *args: str) -> str:
     return completed.stdout
 
 
+def released_schema_url() -> str:
+    """Where the manifest schema of this release is served: the raw file in the repository that
+    pyproject.toml names, at the release's tag (as tools/check_dist.py expects tags: vX.Y.Z)."""
+    from kvlint import __version__
+
+    [repository] = re.findall(r'^Repository = "https://github\.com/([^"]+)"$',
+                              (REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"), flags=re.M)
+    return f"https://raw.githubusercontent.com/{repository}/v{__version__}/schemas/manifest.v1.json"
+
+
 def _readme_blocks(language: str) -> List[str]:
     return re.findall(rf"```{language}\n(.*?)```", README, flags=re.S)
 
@@ -492,7 +502,7 @@ def test_schema_output_writes_the_manifest_schema(tmp_path):
     assert result.exit_code == 0 and result.stdout == ""
     written = json.loads(target.read_text(encoding="utf-8"))
     assert written == json.loads((REPO_ROOT / "schemas" / "manifest.v1.json").read_text(encoding="utf-8"))
-    assert written["$id"] in README  # the URL the README's yaml-language-server line names
+    assert released_schema_url() in README  # that file, at this release's tag, is what the modeline names
     # the schema validates the clean manifest and rejects a broken one
     import jsonschema
 
@@ -504,7 +514,7 @@ def test_schema_output_writes_the_manifest_schema(tmp_path):
 def test_yaml_language_server_modeline_is_a_plain_comment_to_kvlint(workspace, write, cli):
     [block] = [b for b in _readme_blocks("yaml") if b.startswith("# yaml-language-server: $schema=https://")]
     modeline = block.splitlines()[0]
-    assert modeline == "# yaml-language-server: $schema=https://kvlint.dev/schemas/manifest.v1.json"
+    assert modeline == f"# yaml-language-server: $schema={released_schema_url()}"
     write("m.yaml", modeline + "\n" + GOOD)
     result = cli(["check", "m.yaml"])
     assert result.exit_code == 0, result.output

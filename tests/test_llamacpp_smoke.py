@@ -144,7 +144,7 @@ def test_kvlint_predicts_what_llama_cpp_does(name, tmp_path):
 
 def test_kvlint_smoke_command_on_a_gguf_manifest(tmp_path, monkeypatch):
     """`kvlint smoke` on a llama.cpp manifest whose model.config is a GGUF file."""
-    from click.testing import CliRunner
+    from conftest import CliRunner
 
     from kvlint.cli import main as cli
     from kvlint.smoke.llamacpp import write_tiny_gguf

@@ -16,11 +16,18 @@
    rule and catalog file parsed) and cold (an empty cache directory each run, parsed and written).
    One more run under -X importtime tells which imports each phase triggered.
 
+3. Against yamllint. The console scripts `kvlint check FILE`, `kvlint check --output-format
+   github FILE` and `yamllint FILE` (the same manifest; yamllint from the same environment),
+   run in turn N times each after a warm-up, as an installed tool runs (bytecode and data cache
+   warm): median and minimum wall and CPU time (the child's user + system time, which a loaded
+   machine inflates much less than wall time), and kvlint's ratio to yamllint for each.
+   `--ratios-only` runs this part alone.
+
 Bytecode is cached as an installed tool has it (PYTHONDONTWRITEBYTECODE unset, a private
 PYTHONPYCACHEPREFIX), each measurement after a warm-up run. Times on a loaded machine are
 inflated; compare the shares, or rerun on a quiet one.
 
-    .venv/bin/python benchmarks/startup.py [--runs 7] [--manifest PATH] [--output FILE.json]
+    .venv/bin/python benchmarks/startup.py [--runs 7] [--manifest PATH] [--output FILE.json] [--ratios-only]
 """
 
 from __future__ import annotations
@@ -211,20 +218,10 @@ if _MARK:
     os.write(2, ("%s leave import\n" % %(marker)r).encode())
 sys.argv = ["kvlint"] + _ARGS
 _code = 0
-
-
-def _exit_as_exception(code):
-    # The console script (kvlint.cli:run) ends with os._exit after flushing; here the harness
-    # must outlive the run to write its figures, so the fast exit becomes a SystemExit.
-    raise SystemExit(code)
-
-
-_real_exit, os._exit = os._exit, _exit_as_exception
 try:
     _entry()
 except SystemExit as _exit:
     _code = _exit.code if isinstance(_exit.code, int) else (0 if _exit.code is None else 1)
-os._exit = _real_exit
 _T2, _C2 = _clock(), _cpu()
 _result = {"t0": _T0, "t_imported": _T1, "t_done": _T2, "c0": _C0, "c_imported": _C1, "c_done": _C2,
            "exit_code": _code,
@@ -472,6 +469,72 @@ def plain_wall(python: str, args: Sequence[str], cwd: Path, env: Dict[str, str],
     return statistics.median(times)
 
 
+# --------------------------------------------------------------------------- against yamllint
+
+
+def console_script(name: str) -> Optional[str]:
+    """The console script `name` of this environment (beside sys.executable), else on PATH."""
+    here = Path(sys.executable).parent / name
+    return str(here) if here.is_file() else shutil.which(name)
+
+
+def ratios_report(manifest: Path, cwd: Path, env: Dict[str, str], runs: int) -> Dict[str, Any]:
+    """kvlint's start-up against yamllint's on the same file: each command `runs` times, in turn
+    (a burst of load hits all of them alike), after one warm-up run each."""
+    import resource
+
+    kvlint, yamllint = console_script("kvlint"), console_script("yamllint")
+    if kvlint is None or yamllint is None:
+        return {"missing": [n for n, p in (("kvlint", kvlint), ("yamllint", yamllint)) if p is None]}
+    commands = {
+        "yamllint FILE": [yamllint, manifest.name],
+        "kvlint check FILE": [kvlint, "check", manifest.name],
+        "kvlint check --output-format github FILE": [kvlint, "check", "--output-format", "github", manifest.name],
+    }
+    samples: Dict[str, Dict[str, List[float]]] = {name: {"wall": [], "cpu": []} for name in commands}
+
+    def once(argv: List[str]) -> Tuple[float, float]:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        subprocess.run(argv, cwd=str(cwd), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+    for argv in commands.values():
+        once(argv)  # warm-up: bytecode, data cache
+    for _ in range(runs):
+        for name, argv in commands.items():
+            wall, cpu = once(argv)
+            samples[name]["wall"].append(wall)
+            samples[name]["cpu"].append(cpu)
+    figures: Dict[str, Dict[str, Any]] = {}
+    for name, sample in samples.items():
+        row = figures[name] = {}
+        for kind, values in sample.items():
+            row[f"{kind}_median_s"] = statistics.median(values)
+            row[f"{kind}_min_s"] = min(values)
+    base = figures["yamllint FILE"]
+    for row in figures.values():
+        for key in ("wall_median", "wall_min", "cpu_median", "cpu_min"):
+            row[f"{key}_ratio"] = row[f"{key}_s"] / base[f"{key}_s"] if base[f"{key}_s"] else None
+    return {"runs": runs, "load_average": os.getloadavg(), "figures": figures}
+
+
+def print_ratios(report: Dict[str, Any]) -> None:
+    if "missing" in report:
+        print(f"\n== against yamllint: skipped, not installed here: {', '.join(report['missing'])} ==")
+        return
+    print(f"\n== against yamllint on the same file ({report['runs']} runs each, in turn; load average "
+          f"{', '.join(f'{x:.2f}' for x in report['load_average'])}) ==")
+    print(f"  {'command':<42} {'wall med':>9} {'wall min':>9} {'CPU med':>8} {'CPU min':>8}   "
+          f"ratio to yamllint: wall med / CPU med / CPU min")
+    for name, row in report["figures"].items():
+        print(f"  {name:<42} {row['wall_median_s'] * 1000:>9.1f} {row['wall_min_s'] * 1000:>9.1f} "
+              f"{row['cpu_median_s'] * 1000:>8.1f} {row['cpu_min_s'] * 1000:>8.1f}   "
+              f"{row['wall_median_ratio']:.2f} / {row['cpu_median_ratio']:.2f} / {row['cpu_min_ratio']:.2f}")
+
+
 # --------------------------------------------------------------------------- printing
 
 
@@ -526,6 +589,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--manifest", default=str(DEFAULT_MANIFEST))
     parser.add_argument("--top", type=int, default=25, help="rows of each import table")
     parser.add_argument("--output", help="also write the figures as JSON here")
+    parser.add_argument("--ratios-only", action="store_true", help="only the comparison with yamllint")
     args = parser.parse_args(argv)
 
     python = sys.executable
@@ -536,21 +600,28 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         manifest = scratch / "deploy.yaml"
         manifest.write_text(Path(args.manifest).read_text(encoding="utf-8"), encoding="utf-8")
         env = child_env(scratch, "warm")
-        commands = {"check": ["check", manifest.name], "help": ["--help"], "rules": ["rules"]}
-        imports = {name: imports_report(python, cmd, scratch, env, args.runs) for name, cmd in commands.items()}
-        phases = phases_report(python, entry, commands["check"], scratch, args.runs)
-        plain = plain_wall(python, commands["check"], scratch, env, args.runs)
+        ratios = ratios_report(manifest, scratch, env, args.runs)
+        imports: Dict[str, Any] = {}
+        phases: Dict[str, Any] = {}
+        plain = None
+        if not args.ratios_only:
+            commands = {"check": ["check", manifest.name], "help": ["--help"], "rules": ["rules"]}
+            imports = {name: imports_report(python, cmd, scratch, env, args.runs) for name, cmd in commands.items()}
+            phases = phases_report(python, entry, commands["check"], scratch, args.runs)
+            plain = plain_wall(python, commands["check"], scratch, env, args.runs)
 
     print(f"manifest: {args.manifest}; entry point {entry}; python {sys.version.split()[0]}; "
           f"load average {', '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    print_ratios(ratios)
     for report in imports.values():
         print_imports(report, args.top)
-    print_phases(phases, commands["check"], plain)
+    if phases:
+        print_phases(phases, commands["check"], plain)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(json.dumps(
             {"manifest": args.manifest, "entry_point": entry, "python": sys.version.split()[0],
-             "load_average": os.getloadavg(), "imports": imports, "phases": phases,
+             "load_average": os.getloadavg(), "ratios": ratios, "imports": imports, "phases": phases,
              "plain_wall_median_s": plain}, indent=2) + "\n")
         print(f"\nwrote {args.output}")
     return 0

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 from kvlint.errors import ConfigError
 from kvlint.findings import shorten
 from kvlint.inputs import InputError, note_data_directory, read_capped
 from kvlint.load import NATIVE_FORMATS
+from kvlint.records import dataclass
 from kvlint.schema import is_valid, non_finite, validator_for
 from kvlint.text import printable
 

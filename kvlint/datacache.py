@@ -47,25 +47,29 @@ MAX_ENTRY_DEPTH = 200
 
 def is_plain(data: Any) -> bool:
     """Whether data is dicts, lists and scalars only, within the node and depth bounds; walked
-    without recursion, so a deeply nested entry cannot overflow the stack."""
-    stack = [(data, 0)]
+    level by level without recursion, so a deeply nested entry cannot overflow the stack."""
+    level = [data]
     seen = 0
-    while stack:
-        value, depth = stack.pop()
-        seen += 1
-        if seen > MAX_ENTRY_NODES or depth > MAX_ENTRY_DEPTH:
+    for _depth in range(MAX_ENTRY_DEPTH + 1):
+        seen += len(level)
+        if seen > MAX_ENTRY_NODES:
             return False
-        kind = type(value)
-        if kind is dict:
-            for key, item in value.items():
-                if type(key) not in _PLAIN:
-                    return False
-                stack.append((item, depth + 1))
-        elif kind is list:
-            stack.extend((item, depth + 1) for item in value)
-        elif kind not in _PLAIN:
-            return False
-    return True
+        below: List[Any] = []
+        for value in level:
+            kind = type(value)
+            if kind is dict:
+                for key in value:
+                    if type(key) not in _PLAIN:
+                        return False
+                below.extend(value.values())
+            elif kind is list:
+                below.extend(value)
+            elif kind not in _PLAIN:
+                return False
+        if not below:
+            return True
+        level = below
+    return False  # nested deeper than MAX_ENTRY_DEPTH
 
 
 def _read_entry(key_file: Path, key: str) -> Any:

@@ -10,8 +10,10 @@ engine's literal to a format id is catalog data.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, FrozenSet, Literal, Mapping, Optional, Tuple
+
+from kvlint.records import dataclass
 
 AttentionKind = Literal["full", "sliding", "chunked"]
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Optional, Tuple
+
+from kvlint.records import dataclass
 
 SEVERITIES = ("info", "warning", "error")
 

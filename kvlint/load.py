@@ -9,7 +9,7 @@ finding, never an exception.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 import yaml
@@ -18,6 +18,7 @@ from kvlint.pointer import escape as pointer_escape
 from kvlint.errors import UsageError  # noqa: F401 - read_input's callers catch it
 from kvlint.inputs import MAX_FILE_BYTES, InputError, files_read, read_bounded, read_stdin, special_kind  # noqa: F401 - re-exported
 from kvlint.findings import Finding, Related, Span
+from kvlint.records import dataclass
 
 try:  # libyaml is much faster; fall back to the pure-Python parser when it is absent
     _Loader: Any = yaml.CSafeLoader

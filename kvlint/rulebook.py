@@ -8,13 +8,14 @@ plus `item`, and the rule can fire once per element.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import yaml
 
+from kvlint.records import dataclass
 from kvlint.versions import VersionError, version_matches as matches_specifier
 from kvlint import pointer as json_pointer
 from kvlint.findings import Finding, severity_rank

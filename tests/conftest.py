@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Sequence
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner as ClickRunner
+from click.testing import Result
 
 # KVLINT_TEST_FAIL_ON_SKIP=1 (CI's smoke-cpu job): a skip that is not marked `gpu` fails.
 from fail_on_skip import pytest_make_collect_report, pytest_runtest_makereport  # noqa: F401
@@ -90,6 +91,43 @@ def write(workspace: Path) -> Callable[[str, str], Path]:
         return path
 
     return _write
+
+
+def _click_keeps_stderr_apart() -> bool:
+    from importlib.metadata import version
+
+    from packaging.version import Version
+
+    return Version(version("click")) >= Version("8.2")
+
+
+class _OutputIsBoth(Result):
+    """click 8.1's result, with `output` as click 8.2 gives it: what went to stdout and stderr."""
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+class CliRunner(ClickRunner):
+    """click.testing.CliRunner with stdout and stderr apart on every click kvlint supports. click
+    8.2 keeps them apart by itself (its `output` is both, interleaved); click 8.1, the last on
+    Python 3.9, mixes stderr into stdout unless told not to, and then its `output` is stdout alone:
+    there it gets `mix_stderr=False` and an `output` of stdout then stderr. Every test imports
+    this one (`from conftest import CliRunner`)."""
+
+    SEPARATES = _click_keeps_stderr_apart()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if not self.SEPARATES:
+            kwargs.setdefault("mix_stderr", False)
+        super().__init__(*args, **kwargs)
+
+    def invoke(self, *args: Any, **kwargs: Any) -> Result:  # type: ignore[override]
+        result = super().invoke(*args, **kwargs)
+        if not self.SEPARATES and not getattr(self, "mix_stderr", False):
+            result.__class__ = _OutputIsBoth
+        return result
 
 
 def invoke(args: Sequence[str], input: Any = None, env: Dict[str, str] = None) -> Result:

@@ -74,7 +74,10 @@ def _contracts() -> dict:
 
 
 def _lint_imports(root: Path) -> subprocess.CompletedProcess:
-    code = "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports(no_cache=True, no_logo=True))"
+    # no_logo came after import-linter 2.1, the declared floor (tests/constraints-min.txt)
+    code = ("import inspect, sys; from importlinter.cli import lint_imports; options = {'no_cache': True}; "
+            "options.update(no_logo=True) if 'no_logo' in inspect.signature(lint_imports).parameters else None; "
+            "sys.exit(lint_imports(**options))")
     return subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
                           env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
 

@@ -14,7 +14,7 @@ from typing import Any, Dict
 
 import pytest
 import yaml
-from click.testing import CliRunner
+from conftest import CliRunner
 
 from conftest import REPO_ROOT
 from kvlint.capacity.startup_log import parse_startup_log

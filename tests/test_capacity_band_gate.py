@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import pytest
-from click.testing import CliRunner
+from conftest import CliRunner
 
 from kvlint.cli import main
 

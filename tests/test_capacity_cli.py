@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
+from conftest import CliRunner
 
 from kvlint.cli import main
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from conftest import CliRunner
 
 from capacity_factories import (
     GiB, KiB, MiB, alternating_layers, dense_layers, deployment, mla_layers, model,

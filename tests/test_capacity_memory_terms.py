@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Dict
 
 import yaml
-from click.testing import CliRunner
+from conftest import CliRunner
 
 from conftest import REPO_ROOT
 from kvlint.cli import main

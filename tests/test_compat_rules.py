@@ -12,7 +12,7 @@ import json
 from typing import Dict, List, Optional
 
 import pytest
-from click.testing import CliRunner
+from conftest import CliRunner
 
 from kvlint.cli import main
 

@@ -5,7 +5,7 @@ same template (what `helm template` prints: the actions replaced by values) conv
 
 from __future__ import annotations
 
-from click.testing import CliRunner
+from conftest import CliRunner
 
 from kvlint.cli.app import main
 

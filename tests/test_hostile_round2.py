@@ -135,23 +135,6 @@ def test_cache_writes_never_follow_planted_symlinks(project: Path, tmp_path: Pat
     assert not [p for p in cache.iterdir() if p.name.endswith(".tmp")]
 
 
-@posix_only
-def test_code_table_write_replaces_a_planted_link_instead_of_following_it(tmp_path: Path, monkeypatch):
-    from kvlint.cli import codecache
-
-    monkeypatch.setattr(sys, "dont_write_bytecode", False)
-    victim = tmp_path / "victim.txt"
-    victim.write_text("precious\n")
-    table = tmp_path / "pycache" / "dataclass-methods.marshal"
-    table.parent.mkdir(mode=0o700)
-    table.symlink_to(victim)
-    assert codecache._read(str(table)) == {}  # a link is not read
-    codecache._write(str(table), {"x = 1\n": compile("x = 1\n", "<string>", "exec")})
-    assert victim.read_text() == "precious\n"
-    assert not table.is_symlink() and set(codecache._read(str(table))) == {"x = 1\n"}
-    assert [p.name for p in table.parent.iterdir()] == [table.name]  # no temporary left behind
-
-
 # --- Reads outside the tree ------------------------------------------------------------------
 
 

@@ -23,6 +23,8 @@ import json
 
 import pytest
 
+pytestmark = pytest.mark.slow  # builds and runs the real llama.cpp
+
 pytest.importorskip("gguf", reason="the gguf package is not installed (pip install 'kvcache-lint[llamacpp]')")
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'kvcache-lint[llamacpp]'; .ci/run builds it)")
 
@@ -142,7 +144,7 @@ def test_kvlint_predicts_what_llama_cpp_does(name, tmp_path):
 
 def test_kvlint_smoke_command_on_a_gguf_manifest(tmp_path, monkeypatch):
     """`kvlint smoke` on a llama.cpp manifest whose model.config is a GGUF file."""
-    from click.testing import CliRunner
+    from conftest import CliRunner
 
     from kvlint.cli import main as cli
     from kvlint.smoke.llamacpp import write_tiny_gguf

@@ -93,7 +93,7 @@ kv_cache:
 
 
 def _cli(*args):
-    from click.testing import CliRunner  # noqa: PLC0415
+    from conftest import CliRunner  # noqa: PLC0415
     from kvlint.cli.app import main  # noqa: PLC0415
     return CliRunner().invoke(main, list(args))
 

@@ -12,7 +12,7 @@ import json
 import sys
 
 import yaml
-from click.testing import CliRunner
+from conftest import CliRunner
 
 from conftest import REPO_ROOT
 from kvlint.cli import main

@@ -20,7 +20,7 @@ from typing import List
 
 import pytest
 import yaml
-from click.testing import CliRunner
+from conftest import CliRunner
 
 from kvlint.cli import main
 

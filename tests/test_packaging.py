@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +21,9 @@ import pytest
 from conftest import REPO_ROOT, VALID_MANIFEST
 
 HEAVY = ("torch", "numpy")
+
+# The tests that use the built wheel run on one xdist worker (--dist loadgroup), which builds it once.
+pytestmark = pytest.mark.xdist_group("wheel")
 
 
 def _run(args, cwd, timeout=600, env=None, check=True):
@@ -60,7 +65,13 @@ def installed(tmp_path_factory):
     _run([sys.executable, "-m", "venv", venv], cwd=base)
     assert "include-system-site-packages = false" in (venv / "pyvenv.cfg").read_text()
     python = venv / "bin" / "python"
-    _run([python, "-m", "pip", "install", "--quiet", wheel], cwd=base, env=_clean_env())
+    # As the README pins a release (`pipx install 'kvcache-lint==X.Y.Z'`): by distribution name
+    # and version, found among the distributions just built (the dependencies come from the
+    # package index pip is configured with); the wheel, which pip prefers to the sdist.
+    _run([python, "-m", "pip", "install", "--quiet", "--find-links", dist, f"kvcache-lint=={_version()}"],
+         cwd=base, env=_clean_env())
+    installed = _run([python, "-m", "pip", "show", "--files", "kvcache-lint"], cwd=base, env=_clean_env()).stdout
+    assert f"Version: {_version()}" in installed and wheel.name.split("-")[0] == "kvcache_lint"
     return python, venv / "bin" / "kvlint", base
 
 
@@ -138,3 +149,122 @@ def test_check_subprocess_imports_neither_torch_nor_numpy(tmp_path):
     assert {"kvlint.pipeline.check", "kvlint.load", "yaml"} <= modules
     heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
     assert heavy == [], heavy
+
+
+# --- Every user command of the README's install and usage sections, on the installed wheel ----
+
+README = REPO_ROOT / "README.md"
+USER_SECTIONS = ("## Install", "## Using kvlint")  # "Set-up on a fresh machine" is the developers' (.ci/run)
+
+
+def readme_user_commands() -> list:
+    """(command, comment) for each line of a ```sh block, and each `$ ` line of a ```text block,
+    in the README's install and usage sections (each up to the next `## ` heading)."""
+    sections = {}  # level-2 heading -> its text; a `## ` line inside a fenced block is not a heading
+    heading, fenced = None, False
+    for line in README.read_text(encoding="utf-8").splitlines(keepends=True):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif line.startswith("## ") and not fenced:
+            heading = line.rstrip("\n")
+        sections[heading] = sections.get(heading, "") + line
+    commands = []
+    for heading in USER_SECTIONS:
+        for language, body in re.findall(r"```(\w*)\n(.*?)```", sections[heading], flags=re.S):
+            for line in body.splitlines():
+                if language == "sh" and line.strip():
+                    command, _, comment = line.partition("  #")
+                    commands.append((command.strip(), comment.strip().lstrip("# ").strip()))
+                elif language == "text" and line.startswith("$ "):
+                    commands.append((line[2:].strip(), "output shown below it"))
+    return commands
+
+
+# How the test treats each command. A README change adds or drops a command, and the test fails
+# until it is listed here: run (expected exit code) or not run here (why).
+NOT_RUN = {
+    "pipx install kvcache-lint":
+        "pipx is not installed on the test machines (nor is uv, for the `uv tool install` alternative); "
+        "the fixture does what pipx does, a fresh virtual environment and a pip install of kvcache-lint "
+        "pinned to this version",
+    "pip install 'kvcache-lint[smoke]'":
+        "it installs torch (gigabytes, and a CUDA build unless pinned to the local CPU file); checked "
+        "instead: the wheel declares the `smoke` extra with its torch requirement",
+    "kvlint diff --base main":
+        "needs a git repository whose pull request changes a manifest against `main`; tests/test_ci.py "
+        "builds one and runs this command",
+}
+EXIT = {
+    "kvlint --version": 0,
+    "kvlint check examples/": 0,
+    "kvlint check examples/broken/per-head-on-triton.yaml": 1,
+    "kvlint capacity examples/llama70b-fp8-h100.yaml": 0,
+    "kvlint check --output-format concise examples/broken/duplicate-key.yaml": 1,
+    "kvlint check --output-format concise examples/broken/k8s-e5m2-on-flash-attn.yaml": 1,
+    "kvlint check --strict --output-format concise examples/broken/k8s-gpu-not-stated.yaml": 1,
+    "kvlint check --output-format github examples/broken/per-head-on-triton.yaml "
+    "examples/broken/plan-overstates-capacity.yaml": 1,
+    'eval "$(_KVLINT_COMPLETE=bash_source kvlint)"': 0,
+    'eval "$(_KVLINT_COMPLETE=zsh_source kvlint)"': 0,
+    "_KVLINT_COMPLETE=fish_source kvlint | source": 0,
+    "kvlint schema --output kvlint-manifest.schema.json": 0,
+}
+
+
+def test_every_readme_user_command_is_listed():
+    commands = {command for command, _ in readme_user_commands()}
+    assert commands == set(NOT_RUN) | set(EXIT)
+    for command, comment in readme_user_commands():  # the README's own "# exit N" notes agree
+        stated = re.match(r"exit (\d)", comment)
+        if stated:
+            assert EXIT[command] == int(stated.group(1)), command
+
+
+@pytest.mark.slow
+def test_readme_user_commands_run_against_the_installed_wheel(installed, tmp_path):
+    """Each command the README gives a user, run by a shell from a copy of the repository's
+    examples (and the kvlint.toml that leaves the broken ones out of `kvlint check examples/`),
+    with only the fresh environment's kvlint on PATH."""
+    python, kvlint, _ = installed
+    project = tmp_path / "project"
+    shutil.copytree(REPO_ROOT / "examples", project / "examples")
+    shutil.copy(REPO_ROOT / "kvlint.toml", project / "kvlint.toml")
+    env = _clean_env()
+    env["PATH"] = f"{kvlint.parent}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    shown = dict(re.findall(r"```text\n\$ ([^\n]*)\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S))
+    ran = 0
+    for command, _ in readme_user_commands():
+        if command in NOT_RUN:
+            continue
+        shell_line = command
+        if command.endswith("| source"):  # fish's: the script it sources must come out
+            shell_line = command[: -len("| source")].strip()
+        elif command.startswith('eval "$(_KVLINT_COMPLETE=zsh_source'):  # zsh may not be installed
+            shell_line = command[len('eval "$('):-len(')"')]
+        elif command.startswith("eval"):
+            shell_line = command + " && complete -p kvlint"
+        result = subprocess.run(["bash", "-c", shell_line], cwd=project, env=env, capture_output=True, text=True,
+                                timeout=300)
+        assert result.returncode == EXIT[command], (command, result.stdout, result.stderr)
+        ran += 1
+        if command in shown:
+            assert result.stdout == shown[command], command
+        elif command == "kvlint --version":
+            assert result.stdout == f"kvlint, version {_version()}\n"
+        elif "_KVLINT_COMPLETE" in command:
+            assert ("complete" in result.stdout or "compdef" in result.stdout) and "kvlint" in result.stdout, command
+        elif command.startswith("kvlint schema"):
+            schema = json.loads((project / "kvlint-manifest.schema.json").read_text(encoding="utf-8"))
+            assert schema["$id"].endswith("manifest.v1.json")
+        elif command.startswith("kvlint capacity"):
+            assert "KV" in result.stdout and "tokens" in result.stdout.lower(), result.stdout
+        elif EXIT[command] == 1:
+            assert "KV" in result.stdout, (command, result.stdout)
+        else:  # clean: nothing at or above `error` (the examples may carry infos)
+            assert re.search(r"^(All checks passed|Found 0 errors)", result.stdout, flags=re.M), (command, result.stdout)
+    assert ran == len([c for c, _ in readme_user_commands() if c not in NOT_RUN])
+    # What `pip install 'kvcache-lint[smoke]'` would add: the extra is declared with torch.
+    metadata = _run([python, "-c", "from importlib.metadata import metadata; print(metadata('kvcache-lint'))"],
+                    cwd=tmp_path, env=_clean_env()).stdout
+    assert "Provides-Extra: smoke" in metadata
+    assert re.search(r"Requires-Dist: torch>=[\d.]+; extra == .smoke.", metadata), metadata

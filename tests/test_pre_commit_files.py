@@ -67,6 +67,7 @@ def _pre_commit_run(repo: Path, home: Path) -> str:
     return result.stdout + result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (BIN / "pre-commit").exists(), reason="pre-commit is a test dependency")
 @pytest.mark.parametrize("changed, runs", [
     ("deploy/vllm.service", True),

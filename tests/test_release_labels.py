@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
+from conftest import CliRunner
 
 from kvlint.catalog import load_catalogs
 from kvlint.cli.app import main

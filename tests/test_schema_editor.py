@@ -91,7 +91,9 @@ def test_engine_specific_sets_are_left_to_kvlint():
 def test_the_schema_store_entry_points_at_this_schema():
     entry = json.loads((REPO_ROOT / "docs" / "editors" / "schemastore-catalog-entry.json").read_text(encoding="utf-8"))
     assert set(entry) >= {"name", "description", "fileMatch", "url"}
-    assert entry["url"] == "https://raw.githubusercontent.com/kvlint/kvlint/main/schemas/manifest.v1.json"
+    from test_ci import released_schema_url
+
+    assert entry["url"] == released_schema_url()  # what the README's and docs' modelines name
     for pattern in entry["fileMatch"]:
         assert "kvlint" in pattern and pattern.endswith((".yaml", ".yml")), pattern
     assert entry["url"] in (REPO_ROOT / "docs" / "editors.md").read_text(encoding="utf-8")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
+from conftest import CliRunner
 
 from kvlint.adapters.cmdline import arg_from_word, find_invocation, parse_command
 from kvlint.adapters.shell import parse

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -27,6 +27,7 @@ from kvlint.analysis import Analysis, CheckContext, analyze_deployment, manifest
 from kvlint.findings import Finding
 from kvlint import pointer as json_pointer
 from kvlint.load import Document
+from kvlint.records import dataclass
 from kvlint.schema import MANIFEST_SCHEMA, schema_findings, validate_document
 
 BASE_UNAVAILABLE = "KV703"

@@ -12,8 +12,9 @@ Tables whose rows were not re-checked against the vendor page in this code base 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
+
+from kvlint.records import dataclass
 
 # label key -> kind of value
 GPU_LABELS = (

@@ -24,10 +24,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from kvlint.findings import Span
+from kvlint.records import dataclass
 
 from kvlint.adapters import flags as flag_table
 from kvlint.adapters.result import FlagUse, Problem, Reference, problem_code

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Tuple
 
 from kvlint.adapters.source import Locator
+from kvlint.records import dataclass
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

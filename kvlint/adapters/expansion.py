@@ -14,12 +14,13 @@ reading it as a value.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Dict, List, Optional, Set, Tuple, Union
 
 from kvlint.adapters.cmdline import Arg
 from kvlint.adapters.shell import Word
 from kvlint.adapters.source import Locator
+from kvlint.records import dataclass
 
 
 class _Unknown:

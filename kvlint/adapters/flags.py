@@ -37,11 +37,12 @@ import bisect
 import difflib
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from kvlint.adapters.llamacpp_flags import KNOWN as LLAMACPP_KNOWN
+from kvlint.records import dataclass
 
 ENGINES = ("vllm", "sglang", "tensorrt-llm", "llama.cpp", "ollama")
 

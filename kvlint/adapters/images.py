@@ -8,8 +8,9 @@ caller can list the release as missing instead of guessing.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Optional, Tuple
+
+from kvlint.records import dataclass
 
 # Moving tags: the image changes under the same name, so the release cannot be read from it.
 _FLOATING = frozenset({"latest", "nightly", "main", "dev", "stable", "edge", "master"})

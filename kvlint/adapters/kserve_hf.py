@@ -17,10 +17,11 @@ from `storageUri`, which names it for `hf://org/name`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Dict, List, Optional, Tuple
 
 from kvlint.adapters.cmdline import Arg
+from kvlint.records import dataclass
 
 # KServe's model-server flags (v0.15.0-v0.20.0 model_server.py) and the Hugging Face server's own
 # (__main__.py), by name with `-` read as `_`: True when the flag takes a value.

@@ -20,11 +20,12 @@ ConfigMaps and an nginx Deployment yield nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from kvlint.findings import Span
 from kvlint.load import Document
+from kvlint.records import dataclass
 
 from kvlint.adapters import accelerators, kserve_hf
 from kvlint.adapters.cmdline import Arg, arg_from_located, expand

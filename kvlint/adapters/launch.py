@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from kvlint.findings import Span
+from kvlint.records import dataclass
 
 from kvlint.adapters import shell
 from kvlint.adapters.cmdline import (

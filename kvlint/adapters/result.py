@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Tuple, Any, Dict, List, Optional
 
 from kvlint.findings import Span
 from kvlint.load import Document
 from kvlint.pointer import escape as escape_pointer_token
+from kvlint.records import dataclass
 
 __all__ = [
     "Adaptation",

@@ -23,8 +23,10 @@ offsets, for the caller to turn into findings.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import List, Optional, Tuple
+
+from kvlint.records import dataclass
 
 # Reserved words that may precede a simple command (XCU 2.4); stripped so that
 # `then vllm serve …` or `do exec vllm serve …` still shows the engine command first.

@@ -13,10 +13,10 @@ when they differ (an exotic indentation indicator, a tab-indented fold) the map 
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 from kvlint.findings import Span
+from kvlint.records import dataclass
 
 Position = Tuple[int, int]  # 1-based line, 1-based column
 

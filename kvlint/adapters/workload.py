@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from kvlint.deployment import GGML_ENGINES
 from kvlint.findings import Span
 from kvlint.load import yaml_comment_columns
+from kvlint.records import dataclass
 
 from kvlint.adapters import ggml, shell
 from kvlint.adapters.cmdline import ParsedCommand, Setting

@@ -12,9 +12,9 @@ outside the pool and are reported separately (`static_scale_bytes`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Tuple
 
+from kvlint.records import dataclass
 from kvlint.deployment import (
     PER_TOKEN_HEAD_FORMATS,
     STATIC_SCALE_FORMATS,

@@ -15,12 +15,12 @@ passes num_ctx x OLLAMA_NUM_PARALLEL as the context. Pure arithmetic on a `Deplo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 from kvlint.capacity.layout import PerTokenBytes
 from kvlint.capacity.result import CapacityResult, Difference, EngineCapacity
 from kvlint.deployment import Deployment, GgmlPlan, LayerGeometry
+from kvlint.records import dataclass
 
 __all__ = ["LlamaCppCache", "llamacpp_cache", "llamacpp_result", "pad", "context_cells"]
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
 from kvlint.capacity.layout import PerTokenBytes, SequenceBytes, StaticScaleBytes
+from kvlint.records import dataclass
 
 
 @dataclass(frozen=True)

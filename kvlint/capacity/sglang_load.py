@@ -28,10 +28,10 @@ keeps params x dtype.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 from kvlint.deployment import Deployment
+from kvlint.records import dataclass
 
 MiB = 1 << 20
 GiB = 1 << 30

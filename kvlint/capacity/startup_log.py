@@ -26,8 +26,10 @@ SGLang (`python/sglang/srt/model_executor/model_runner.py`, `scheduler.py`):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Dict, List, Optional
+
+from kvlint.records import dataclass
 
 # A figure of at most 25 digits and commas (a longer one, as a hostile 400-digit token count, is
 # not a figure: float() would make it inf and int() raise), and no `.*` without a bound, so every

@@ -26,9 +26,10 @@ Mirrors, in pure Python, what one vLLM worker does between the memory profile an
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from kvlint.records import dataclass
 from kvlint.capacity.layout import (
     UNQUANTIZED_FORMATS,
     format_token_bytes,

@@ -45,10 +45,10 @@ SM110/SM120, ROCm, and a manifest that states its own model.weights get no term 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
 from kvlint.deployment import Deployment
+from kvlint.records import dataclass
 
 GiB = 1 << 30
 

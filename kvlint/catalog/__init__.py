@@ -6,13 +6,13 @@ entry carries its sources. The catalogs are loaded once per process (`load_catal
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Tuple
 
 from kvlint.catalog.engines import EngineCatalog, load_engine_catalog
 from kvlint.catalog.gpus import GpuCatalog, load_gpu_catalog
 from kvlint.catalog.models import ModelCatalog, load_model_catalog
+from kvlint.records import dataclass
 from kvlint.resources import catalog_dir
 
 

@@ -12,7 +12,7 @@ over the query (see the header of `vllm.yaml`); a list of mappings is any-of.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -20,6 +20,7 @@ import yaml
 
 from kvlint.errors import CatalogError
 from kvlint.datacache import load_cached
+from kvlint.records import dataclass
 from kvlint.resources import catalog_dir, schemas_dir
 from kvlint.versions import (
     VersionError,

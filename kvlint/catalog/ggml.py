@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple
@@ -22,6 +22,7 @@ from kvlint.catalog.engines import Source, Sources
 from kvlint.datacache import load_cached
 from kvlint.deployment import GGML_ENGINES
 from kvlint.errors import CatalogError
+from kvlint.records import dataclass
 from kvlint.resources import catalog_dir, schemas_dir
 from kvlint.versions import VersionError, parse_version, version_matches
 

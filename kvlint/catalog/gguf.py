@@ -27,12 +27,13 @@ il % n < n - 1).
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from kvlint.deployment import AttentionKind, LayerGeometry, ModelGeometry
 from kvlint.inputs import InputError, read_bounded
+from kvlint.records import dataclass
 
 # Metadata of real models is a few MiB (a 262k-token vocabulary with merges is about 12 MiB);
 # a file whose metadata runs past this is refused rather than read further.

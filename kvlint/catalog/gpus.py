@@ -11,7 +11,6 @@ against `schemas/catalog-gpu.json`; the built-in ones are validated by the test 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache, cache
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Tuple, Union
@@ -19,6 +18,7 @@ from typing import Any, Dict, Iterable, List, Literal, Mapping, Optional, Sequen
 import yaml
 
 from kvlint.deployment import GpuInfo
+from kvlint.records import dataclass
 from kvlint.resources import catalog_dir, schemas_dir
 from kvlint.errors import CatalogError
 from kvlint.datacache import load_cached

@@ -8,11 +8,12 @@ attention is stored compactly (`attention.pattern`, repeated over the layers, or
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from kvlint.records import dataclass
 from kvlint.catalog.gpus import (
     PathLike,
     Source,

@@ -8,9 +8,9 @@ a problem at the `init` or `runtime` stage means the engine picks it and then fa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import AbstractSet, List, Optional, Tuple
 
+from kvlint.records import dataclass
 from kvlint.catalog.engines import (
     BackendInfo,
     EngineRelease,

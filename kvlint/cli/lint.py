@@ -1,27 +1,30 @@
 """`kvlint check`'s work, without click: the click command (kvlint.cli.check) calls `lint`, and
-so does the console script for a plain `kvlint check [PATH...]` (`plain_check_paths`), which then
-never imports click: on one manifest, click's import and parsing are a tenth of the run.
+so does the console script for a plain `kvlint check [--output-format NAME] [PATH...]`
+(`plain_check_arguments`), which then never imports click: on one manifest, click's import and
+parsing are a tenth of the run.
 
-The plain path is taken only when click would parse the arguments into exactly those paths and
-the defaults: the first argument `check`, every other one a path that does not start with `-`
-(so no option, no `--`, no `-` for stdin), each readable or missing (click.Path refuses an
-unreadable one with a usage error of its own), and no shell-completion request in the
-environment. Anything else goes through click. Output is written as click.echo writes it
-(kvlint.cli.options.echo) and errors end as the command group ends them
-(kvlint.cli.options.exit_on_error), so both ways print the same bytes and exit with the same code.
+The plain path is taken only when click would parse the arguments into exactly those paths, that
+output format and the defaults: the first argument `check`; at most one `--output-format NAME` or
+`--output-format=NAME` whose NAME is one of the formats (click.Choice, case-sensitive); every
+other argument a path that does not start with `-` (so no other option, no `--`, no `-` for
+stdin), each readable or missing (click.Path refuses an unreadable one with a usage error of its
+own); and no shell-completion request in the environment. Anything else goes through click.
+Output is written as click.echo writes it (kvlint.cli.options.echo) and errors end as the command
+group ends them (kvlint.cli.options.exit_on_error), so both ways print the same bytes and exit
+with the same code.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import List, NoReturn, Optional, Sequence
+from typing import List, NoReturn, Optional, Sequence, Tuple
 
 from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, build_context, echo, exit_on_error, load_resolver, write_output
 from kvlint.errors import UsageError
 from kvlint.findings import Finding
 from kvlint.inputs import forget_reads
-from kvlint.report import check_reporter
+from kvlint.report import CHECK_FORMATS, check_reporter
 
 
 def lint(
@@ -149,14 +152,26 @@ def could_not_run_line(findings: Sequence[Finding]) -> Optional[str]:
     return f"{count} check{'s' if count != 1 else ''} could not run (--strict fails on them): {', '.join(named)}"
 
 
-def plain_check_paths(argv: Sequence[str]) -> Optional[List[str]]:
-    """The paths of a plain `kvlint check [PATH...]` (see the module's docstring), else None."""
+def plain_check_arguments(argv: Sequence[str]) -> Optional[Tuple[List[str], Optional[str]]]:
+    """(paths, output format) of a plain `kvlint check [PATH...]`, which may also name one
+    `--output-format NAME` (or `--output-format=NAME`) that click would accept, else None (see
+    the module's docstring)."""
     if not argv or argv[0] != "check" or any(name.endswith("_COMPLETE") for name in os.environ):
         return None
-    paths = list(argv[1:])
-    for path in paths:
-        if not path or path.startswith("-"):
+    paths: List[str] = []
+    output_format: Optional[str] = None
+    words = iter(argv[1:])
+    for word in words:
+        if word == "--output-format" or word.startswith("--output-format="):
+            value = word.partition("=")[2] if "=" in word else next(words, None)
+            if output_format is not None or value not in CHECK_FORMATS:
+                return None  # repeated, missing or unknown: click's own handling and message
+            output_format = value
+        elif not word or word.startswith("-"):
             return None
+        else:
+            paths.append(word)
+    for path in paths:
         try:
             os.stat(path)
         except OSError:
@@ -165,14 +180,20 @@ def plain_check_paths(argv: Sequence[str]) -> Optional[List[str]]:
             return None
         if not os.access(path, os.R_OK):
             return None
-    return paths
+    return paths, output_format
 
 
-def run_plain_check(paths: Sequence[str]) -> NoReturn:
-    """`kvlint check PATHS` as the command group runs it, without click."""
+def plain_check_paths(argv: Sequence[str]) -> Optional[List[str]]:
+    """The paths of a plain `kvlint check [PATH...]` without any option, else None."""
+    plain = plain_check_arguments(argv)
+    return plain[0] if plain is not None and plain[1] is None else None
+
+
+def run_plain_check(paths: Sequence[str], output_format: Optional[str] = None) -> NoReturn:
+    """`kvlint check [--output-format NAME] PATHS` as the command group runs it, without click."""
     obj = {"verbose": False}
     forget_reads()  # as the group does: the files this command reads, which its outputs may not overwrite
     try:
-        lint(obj, paths)
+        lint(obj, paths, output_format=output_format)
     except (KeyboardInterrupt, Exception) as exc:  # noqa: BLE001 - as the command group
         exit_on_error(exc, bool(obj.get("verbose")))

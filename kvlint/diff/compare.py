@@ -19,7 +19,7 @@ from __future__ import annotations
 import subprocess
 import tempfile
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -32,6 +32,7 @@ from kvlint.pipeline.check import CheckContext, run_check
 from kvlint.pipeline.discovery import MANIFEST_SUFFIXES, discover_files, maybe_native
 from kvlint.pipeline.native import load_source
 from kvlint.pipeline.documents import analyses_of
+from kvlint.records import dataclass
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ Commands call `run_check`; reporters receive its `CheckResult` and never compute
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set
 
 from kvlint import pointer as json_pointer
@@ -15,6 +14,7 @@ from kvlint.findings import COULD_NOT_RUN, Finding, severity_rank
 from kvlint.load import InputError, LoadedFile, read_input, unreadable
 from kvlint.pipeline.discovery import LinkOut, discover_files, display_path
 from kvlint.pipeline.documents import analyze_document
+from kvlint.records import dataclass
 from kvlint.pipeline.native import (
     CAPACITY_GATE,
     NativeFile,

@@ -15,7 +15,6 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from kvlint.config import Config
 from kvlint.errors import UsageError
-from kvlint.pipeline.gitignore import gitignore_matcher
 from kvlint.load import text_native_format
 from kvlint.inputs import MAX_FILE_BYTES, InputError, read_bounded, special_kind
 from kvlint.pipeline.native import MANIFEST_MARKER, MARKER_WINDOW, native_format
@@ -119,6 +118,10 @@ def discover_files(paths: Sequence[str], config: Config,
                 data = {Path(os.path.realpath(d)) for d in (*here.rules_dirs, *here.catalog_dirs)}
                 walk_settings[here] = (exclude, data | base_data_dirs)
             return (here, *walk_settings[here])
+
+        # Imported on use: only a directory walk reads .gitignore (and may start git, so
+        # subprocess is loaded with it); a run on named files never does.
+        from kvlint.pipeline.gitignore import gitignore_matcher
 
         ignored = gitignore_matcher(path, config.path.parent if config.path else None) if (
             config.respect_gitignore) else None

@@ -6,10 +6,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
+from kvlint.records import dataclass
 from kvlint.analysis import (
     API_VERSION,
     Analysis,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -21,6 +21,7 @@ from kvlint.config import Config
 from kvlint.findings import Finding, Span
 from kvlint.inputs import MAX_FILE_BYTES, InputError, read_capped
 from kvlint.load import Document, LoadedFile, find_suppressions, load_bytes
+from kvlint.records import dataclass
 
 YAML_FORMATS = ("kubernetes", "helm-production-stack", "compose", "vllm-config", "sglang-config", "trtllm-options",
                 "helm-ollama")

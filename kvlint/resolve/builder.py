@@ -9,12 +9,13 @@ rule never has to know how a fact was derived.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from kvlint.catalog import Catalogs
 from kvlint.catalog.gpus import gpu_from_capability
+from kvlint.records import dataclass
 from kvlint.units import parse_size
 from kvlint.deployment import (
     FractionFactor,

@@ -11,8 +11,9 @@ rules/catalog/engines/vllm-backends.yaml; this module only evaluates it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Tuple
+
+from kvlint.records import dataclass
 
 UNSET_BLOCK_SIZE = 16  # check_and_update_config: `if cache_config.block_size is None: ... = 16`
 

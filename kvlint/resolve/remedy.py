@@ -21,7 +21,6 @@ facts (`remedies`), so it can be applied mechanically (tests/test_remedies.py do
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import yaml
@@ -31,6 +30,7 @@ from kvlint.catalog.engines import ENGINE_DISPLAY, BackendInfo, EngineRelease
 from kvlint.catalog.selection import predict_backend
 from kvlint.deployment import GpuInfo
 from kvlint.conditions import Predicate, compile_condition
+from kvlint.records import dataclass
 from kvlint.resolve.mla_block import forced_block
 from kvlint.resources import rules_dir
 from kvlint.versions import parse_version, version_matches

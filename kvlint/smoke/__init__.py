@@ -12,8 +12,10 @@ from __future__ import annotations
 import importlib.util
 import json
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Dict, Optional, Sequence
+
+from kvlint.records import dataclass
 
 if TYPE_CHECKING:  # pragma: no cover
     from kvlint.deployment import Deployment

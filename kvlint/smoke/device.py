@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Dict, List, Optional, Tuple
 
 import torch
+
+from kvlint.records import dataclass
 
 
 class DeviceUnavailable(RuntimeError):

@@ -32,10 +32,11 @@ static formats take it from a calibration pass over the written data, or 1.0 for
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
 import torch
+
+from kvlint.records import dataclass
 
 FP32_SCALE_BYTES = 4
 NVFP4_BLOCK = 16

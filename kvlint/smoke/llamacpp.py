@@ -31,11 +31,12 @@ import re
 import subprocess
 import sys
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from kvlint.deployment import GGML_ENGINES
+from kvlint.records import dataclass
 
 # ggml_type ids (ggml/include/ggml.h `enum ggml_type`) of the cache types llama.cpp accepts
 # (common/arg.cpp `kv_cache_types`), and bytes per block / elements per block

@@ -11,11 +11,11 @@ same K and V before quantization, held contiguously in BF16.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import List, Optional, Sequence
 
 import torch
 
+from kvlint.records import dataclass
 from kvlint.smoke.formats import CacheFormat
 
 

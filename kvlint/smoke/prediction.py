@@ -8,12 +8,13 @@ here: a manifest whose capacity figure forgot the per-token scales must show up 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Dict, List, Optional, Tuple
 
 from kvlint.deployment import Deployment, LayerPlan
 from kvlint.capacity import layout
 from kvlint import capacity
+from kvlint.records import dataclass
 
 DEFAULT_BLOCK_SIZE = 16  # vLLM CacheConfig.DEFAULT_BLOCK_SIZE
 

@@ -22,12 +22,13 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import torch
 
 from kvlint.deployment import Deployment
+from kvlint.records import dataclass
 from kvlint.smoke import prediction as _prediction
 from kvlint.smoke.device import DeviceInfo, kernel_plan, probe_vllm_backend, profiled_kernel_names
 from kvlint.smoke.formats import CacheFormat, UnsupportedLayout, cache_format

@@ -32,8 +32,9 @@ layout it claims; they do not replace an evaluation of the model on real prompts
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Dict
+
+from kvlint.records import dataclass
 
 
 @dataclass(frozen=True)

@@ -75,19 +75,19 @@ def test_unterminated_expansions_and_heredoc():
 
 def test_ten_thousand_arguments_are_linear():
     text = "vllm serve m " + " ".join(f"--flag-{i} {i}" for i in range(10_000))
-    started = time.perf_counter()
+    started = time.process_time()
     script = parse(text)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert len(script.commands[0].words) == 3 + 20_000
     assert elapsed < 2.0  # a quadratic tokenizer takes minutes here
 
 
 def test_long_quoted_and_continued_input_is_linear():
     text = "vllm serve m \\\n" + " \\\n".join(f"'--a-{i}' \"{i}\"" for i in range(5_000))
-    started = time.perf_counter()
+    started = time.process_time()
     script = parse(text)
     assert len(script.commands[0].words) == 3 + 10_000
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 2.0
 
 
 _ALPHABET = st.sampled_from(list("ab -=\\'\"$(){}`#;&|<>\n\t.0123456789EOF"))

@@ -3,7 +3,7 @@
 * Which runner: tools/derive/tables/vllm_model_runner.json is each release's own
   `VllmConfig.use_v2_model_runner` (vllm/config/vllm.py) run on CPU for a plain generate model of
   every architecture in kvlint's model catalog (tools/derive/vllm_runner_probe.py). kvlint's reading
-  of the catalog rule (`sampler_warmup.runner_v2.default`, capacity/pool.py `_model_runner`) must
+  of the catalog rule (`sampler_warmup.runner_v2.default`, capacity/pool.py `model_runner`) must
   give the same answer, or say it cannot tell where the release's answer hangs on something kvlint
   does not read (an unquantized checkpoint at 0.22-0.23).
 * What the warm-up holds: V1's 14 B per logit is the 0.19 fit logs' "torch peak memory increase"
@@ -19,7 +19,7 @@ from typing import Optional
 import pytest
 
 from conftest import REPO_ROOT
-from kvlint.capacity.pool import _model_runner
+from kvlint.capacity.pool import model_runner
 from kvlint.catalog.engines import load_engine_catalog
 
 TABLE = json.loads((REPO_ROOT / "tools" / "derive" / "tables" / "vllm_model_runner.json").read_text())
@@ -47,7 +47,7 @@ def test_the_table_covers_every_release_with_two_runners():
 @pytest.mark.parametrize("version,architecture,row", CASES, ids=[f"{v}-{a}" for v, a, _ in CASES])
 def test_runner_matches_the_release_code(version, architecture, row):
     deployment, defaults = _deployment(version, architecture)
-    runner, text, v2_bytes = _model_runner(deployment, (defaults.get("sampler_warmup") or {}).get("runner_v2"))
+    runner, text, v2_bytes = model_runner(deployment, (defaults.get("sampler_warmup") or {}).get("runner_v2"))
     if row["unquantized"] != row["quantized"]:
         assert runner is None and "unquantized" in text, (runner, text)
         return
@@ -57,22 +57,22 @@ def test_runner_matches_the_release_code(version, architecture, row):
 
 def test_releases_before_two_runners_and_unread_ones():
     deployment, defaults = _deployment("0.20.2", "Qwen3ForCausalLM")
-    assert _model_runner(deployment, (defaults.get("sampler_warmup") or {}).get("runner_v2"))[0] == "v1"
+    assert model_runner(deployment, (defaults.get("sampler_warmup") or {}).get("runner_v2"))[0] == "v1"
     deployment, defaults = _deployment("0.21.0", "Qwen3ForCausalLM")
-    runner, text, _ = _model_runner(deployment, defaults["sampler_warmup"]["runner_v2"])
+    runner, text, _ = model_runner(deployment, defaults["sampler_warmup"]["runner_v2"])
     assert runner is None and "not read" in text
 
 
 def test_environment_switch_and_unknown_architecture():
     deployment, defaults = _deployment("0.27.1", "MixtralForCausalLM", env=(("VLLM_USE_V2_MODEL_RUNNER", True),))
-    assert _model_runner(deployment, defaults["sampler_warmup"]["runner_v2"])[0] == "v2"
+    assert model_runner(deployment, defaults["sampler_warmup"]["runner_v2"])[0] == "v2"
     deployment, defaults = _deployment("0.33.0", "LlamaForCausalLM", env=(("VLLM_USE_V2_MODEL_RUNNER", False),))
-    assert _model_runner(deployment, defaults["sampler_warmup"]["runner_v2"])[0] == "v1"
+    assert model_runner(deployment, defaults["sampler_warmup"]["runner_v2"])[0] == "v1"
     deployment, defaults = _deployment("0.27.1", None)
-    assert _model_runner(deployment, defaults["sampler_warmup"]["runner_v2"])[0] is None
+    assert model_runner(deployment, defaults["sampler_warmup"]["runner_v2"])[0] is None
     # 0.33 sends pipeline parallelism with async scheduling back to V1
     deployment, defaults = _deployment("0.33.0", "LlamaForCausalLM", pp=2)
-    assert _model_runner(deployment, defaults["sampler_warmup"]["runner_v2"])[0] is None
+    assert model_runner(deployment, defaults["sampler_warmup"]["runner_v2"])[0] is None
 
 
 def test_every_release_from_0_21_has_a_warmup_fact():

@@ -127,9 +127,11 @@ def test_extra_dir_adds_release_and_overrides(tmp_path):
 
 
 def test_load_is_fast():
-    start = time.perf_counter()
+    # CPU time, not wall time: a guard against a catalog load that re-parses YAML on every call
+    # (seconds), not a benchmark; other processes on a loaded machine do not count against it.
+    start = time.process_time()
     load_engine_catalog()
-    assert time.perf_counter() - start < 0.5  # generous; benchmark is ~20 ms
+    assert time.process_time() - start < 0.5  # the cached load is ~20 ms
 
 
 # ---------------------------------------------------------------- dtypes by release (vllm/config/cache.py CacheDType)

@@ -156,9 +156,9 @@ def _billion_laughs(levels: int = 9) -> str:
 
 
 def test_kv004_billion_laughs_is_stopped_quickly():
-    started = time.perf_counter()
+    started = time.process_time()
     loaded = load_text(_billion_laughs(), "bomb.yaml")
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert [f.code for f in loaded.findings] == ["KV004"]
     assert f"{MAX_NODES_PER_DOCUMENT:,} nodes" in loaded.findings[0].message
     assert loaded.documents == []
@@ -189,10 +189,10 @@ def test_nesting_at_the_limit_is_accepted():
 
 @pytest.mark.parametrize("text", [_nested(2500), "a: " + "[" * 5000 + "]" * 5000 + "\n"])
 def test_kv004_extreme_nesting_is_unsafe_not_a_syntax_error(text):
-    started = time.perf_counter()
+    started = time.process_time()
     loaded = load_text(text, "x.yaml")
     assert [f.code for f in loaded.findings] == ["KV004"]
-    assert time.perf_counter() - started < 5.0
+    assert time.process_time() - started < 5.0
 
 
 def test_kv004_non_utf8_with_position():
@@ -217,9 +217,9 @@ def test_kv004_nul_bytes():
 
 def test_kv004_ten_megabytes_rejected_by_size_without_parsing():
     raw = b"a: " + b"x" * (10 * 1024 * 1024) + b"\n"
-    started = time.perf_counter()
+    started = time.process_time()
     loaded = load_bytes(raw, "big.yaml")
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
     [finding] = loaded.findings
     assert finding.code == "KV004"
     assert f"{MAX_FILE_BYTES:,}-byte limit" in finding.message
@@ -227,9 +227,9 @@ def test_kv004_ten_megabytes_rejected_by_size_without_parsing():
 
 def test_ten_thousand_documents_complete_with_kv004_past_the_limit():
     text = "".join(f"---\na: {i}\n" for i in range(10_000))
-    started = time.perf_counter()
+    started = time.process_time()
     loaded = load_text(text, "many.yaml")
-    assert time.perf_counter() - started < 30
+    assert time.process_time() - started < 30
     assert len(loaded.documents) == MAX_DOCUMENTS
     [finding] = [f for f in loaded.findings if f.code == "KV004"]
     assert finding.document == MAX_DOCUMENTS

@@ -370,7 +370,7 @@ def _vllm_activation(deployment: Deployment, mnbt: int) -> Tuple[int, str, Optio
         if seqs:
             requests = min(mnbt, seqs)
             per_logit = int(warmup["bytes_per_logit"])
-            runner, runner_text, v2_per_logit = _model_runner(deployment, warmup.get("runner_v2"))
+            runner, runner_text, v2_per_logit = model_runner(deployment, warmup.get("runner_v2"))
             if runner == "v2" and v2_per_logit is not None:
                 per_logit = v2_per_logit
             # favourable: the install decides (FlashInfer wherever it is installed, 0.9.2-0.11.0);
@@ -421,7 +421,7 @@ def _vllm_activation(deployment: Deployment, mnbt: int) -> Tuple[int, str, Optio
 V2_RUNNER_ENV = "VLLM_USE_V2_MODEL_RUNNER"
 
 
-def _model_runner(deployment: Deployment, rule: Any) -> Tuple[Optional[str], str, Optional[int]]:
+def model_runner(deployment: Deployment, rule: Any) -> Tuple[Optional[str], str, Optional[int]]:
     """("v1" | "v2" | None when it cannot be told, sentence, V2's bytes per logit) for a release
     with two model runners (catalog `sampler_warmup.runner_v2`, vllm/config/vllm.py
     `use_v2_model_runner` of the release). ("v1", "", None) where the release has only V1."""

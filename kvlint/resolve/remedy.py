@@ -24,15 +24,13 @@ import functools
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-import yaml
-
 from kvlint.catalog import Catalogs
 from kvlint.catalog.engines import ENGINE_DISPLAY, BackendInfo, EngineRelease
 from kvlint.catalog.selection import predict_backend
 from kvlint.deployment import GpuInfo
 from kvlint.conditions import Predicate, compile_condition
 from kvlint.resolve.mla_block import forced_block
-from kvlint.resources import rules_dir
+from kvlint.rulebook import defect_data
 from kvlint.versions import parse_version, version_matches
 
 # Block sizes tried after the backend's own preferred and listed ones (vLLM's CacheConfig
@@ -363,12 +361,9 @@ class RemedySearch:
 def _startup_crash_defects() -> Tuple[Tuple[str, str, Predicate], ...]:
     """(engine, affected releases, trigger) of each known defect that fails start-up and is an
     error (established by a reproduction or an upstream fix: docs/defects.md)."""
+    # The rulebook's own parsed copy (kvlint.datacache): a pure-Python parse here cost ~1 s a process.
     found = []
-    for path in sorted((rules_dir() / "defects").glob("*.yaml")):
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
-            continue
+    for _, data in defect_data():
         if not isinstance(data, dict) or data.get("symptom") != "startup-crash" or data.get("severity") != "error":
             continue
         trigger = compile_condition(data.get("trigger"))

@@ -90,6 +90,9 @@ class Rulebook:
     rules: Dict[str, Rule] = field(default_factory=dict)  # by code
     by_name: Dict[str, str] = field(default_factory=dict)  # name -> code
     _validators: Dict[str, Any] = field(default_factory=dict)
+    # evaluate()'s rules per (stage, engine, version, kind), in code order: which
+    # rules apply is a function of those four and the rule set (cleared by add()).
+    _applicable: Dict[Tuple[Any, ...], List[Rule]] = field(default_factory=dict, repr=False, compare=False)
 
     def get(self, code_or_name: str) -> Optional[Rule]:
         key = code_or_name.strip()
@@ -108,6 +111,7 @@ class Rulebook:
             raise RuleError(f"{rule.path}: rule name {rule.name} is already used by {self.by_name[rule.name]}")
         self.rules[rule.code] = rule
         self.by_name[rule.name] = rule.code
+        self._applicable.clear()
 
     def expand(self, selectors: Iterable[str]) -> Tuple[List[str], List[str]]:
         """Codes matched by selectors (code, prefix, name or ALL) and the selectors matching nothing."""
@@ -172,6 +176,19 @@ class Rulebook:
             self._validators[rule.code] = predicate
         return predicate
 
+    def _applying(self, stage: str, engine: Any, version: Any, kind: Any) -> List[Rule]:
+        """The rules of `stage` with a condition that apply to this engine, release and kind, in
+        code order (compiled only when evaluated, as before: a disabled rule is never compiled); remembered per rule set (one `plan` asks
+        thousands of times for the same engine and release)."""
+        key = (stage, engine, version, kind)
+        try:
+            hit = self._applicable.get(key)
+        except TypeError:  # an unhashable value read from the facts: not remembered
+            return _applying_rules(self, stage, engine, version, kind)
+        if hit is None:
+            hit = self._applicable[key] = _applying_rules(self, stage, engine, version, kind)
+        return hit
+
     def evaluate(
         self,
         facts: Mapping[str, Any],
@@ -183,12 +200,8 @@ class Rulebook:
         version = _dig(facts, "engine.version")
         kind = _dig(facts, "kind") or "Deployment"
         fired: List[Tuple[Rule, str, str]] = []
-        for rule in self:
-            if rule.stage != stage or rule.condition is None:
-                continue
+        for rule in self._applying(stage, engine, version, kind):
             if enabled is not None and rule.code not in enabled:
-                continue
-            if not rule.applies(engine, version, kind):
                 continue
             holds = _bounded(rule, self.condition_predicate(rule))
             if rule.for_each:
@@ -202,6 +215,11 @@ class Rulebook:
             elif holds(facts):
                 fired.append((rule, render(message_template(rule.message, facts), facts), render(rule.pointer, facts)))
         return fired
+
+
+def _applying_rules(book: Rulebook, stage: str, engine: Any, version: Any, kind: Any) -> List[Rule]:
+    return [rule for rule in book
+            if rule.stage == stage and rule.condition is not None and rule.applies(engine, version, kind)]
 
 
 def _bounded(rule: Rule, predicate: Any) -> Any:

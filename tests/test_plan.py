@@ -411,3 +411,41 @@ def test_unknown_gpu_is_a_usage_error():
     result = invoke(["plan", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "NOT-A-GPU"])
     assert result.exit_code == 2
     assert "NOT-A-GPU is not in the catalog" in result.output
+
+
+# --- the fast path equals a plain `kvlint check` of the written manifest ------------------------
+
+EXACT_CASES = SHORTCUT_CASES + [("google/gemma-3-27b-it", "H100-SXM-80GB", "vllm", "0.25.1", 2),
+                                ("Qwen/Qwen2.5-7B-Instruct", "L4", "vllm", "0.22.0", 1)]
+
+
+@pytest.mark.parametrize("case", EXACT_CASES, ids=lambda c: f"{c[0].split('/')[-1]}-{c[2]}-{c[3]}")
+def test_judged_candidates_equal_a_plain_check(tmp_path, case):
+    """Every candidate judged as the search judges it (in order, one process, the HF-cache lookups
+    remembered and stage plans shared between candidates) has the findings `kvlint check` reports
+    and the capacity `kvlint facts` computes for its written manifest, each run from cold caches."""
+    from kvlint.capacity import vllm
+    from kvlint.catalog.hf_config import remembered_lookups
+    from kvlint.plan.emit import manifest_text
+    from kvlint.plan.space import apply
+
+    request, _, judge, axes = _judge_and_axes(*case)
+    sample = {}
+    with remembered_lookups():
+        for i, candidate in enumerate(axes.candidates()):
+            outcome = judge.judge(apply(request.base, candidate, request.engine), candidate)
+            if i % 97 == 0:
+                sample[i] = (candidate, outcome)
+    assert len(sample) >= 5
+    with_capacity = 0
+    for i, (candidate, outcome) in sample.items():
+        path = tmp_path / f"c{i}.yaml"
+        path.write_text(manifest_text(apply(request.base, candidate, request.engine), "candidate"))
+        vllm._SHARED.clear()
+        reported = {(f["code"], f["severity"], f["message"]) for f in _findings(_check(path))}
+        assert set(outcome.findings) == reported, (candidate.label(), set(outcome.findings) ^ reported)
+        vllm._SHARED.clear()
+        facts = json.loads(invoke(["facts", str(path)]).output)[0]
+        assert facts["capacity"] == json.loads(json.dumps(outcome.capacity)), candidate.label()
+        with_capacity += outcome.tokens is not None
+    assert with_capacity >= 3

@@ -317,6 +317,29 @@ def _plan_stage(deployment: Deployment, plans: Sequence[LayerPlan],
 # the pool: it is computed once. Holding the deployment keeps its id from being reused.
 _STAGES: Dict[Tuple[int, int, int, int], Tuple[_StagePlan, Tuple[str, ...]]] = {}
 _STAGES_OF: List[Optional[Deployment]] = [None]
+# Stage plans by everything _plan_stage reads (_stage_inputs): deployments that differ only in
+# what the plan does not read (the memory fraction, the GPU's size, the file name) share one, so
+# `kvlint plan`'s candidates of one configuration at several memory fractions plan it once.
+_SHARED: Dict[Tuple[object, ...], Tuple[_StagePlan, Tuple[str, ...]]] = {}
+_SHARED_MAX = 4096
+# The release defaults _plan_stage and its helpers read.
+_STAGE_DEFAULTS = ("int4_sliding_page_sizing", "skip_layer_block_alignment", "hybrid_page_unification",
+                   "chunked_local_attn_hybrid_default")
+
+
+def _stage_inputs(deployment: Deployment, start: int, end: int, max_model_len: int,
+                  inflight: int) -> Tuple[object, ...]:
+    """Every input _plan_stage (with _layer_specs, _hybrid_disabled, _align_skip_blocks) reads:
+    the stage's layers, the format the whole model asked for, and the deployment's fields it
+    consults (tests/test_plan.py compares the plan's judgements with cold `kvlint check` runs)."""
+    return (
+        deployment.layers[start:end], requested_format(deployment),
+        deployment.model.dtype if deployment.model else None,
+        deployment.release_features, deployment.modelled_release,
+        tuple(deployment.release_default(name) for name in _STAGE_DEFAULTS),
+        deployment.tensor_parallel, deployment.block_size, deployment.backend_block_size,
+        deployment.disable_hybrid_kv_cache_manager, deployment.env, max_model_len, inflight,
+    )
 
 
 def _stage_once(deployment: Deployment, start: int, end: int, max_model_len: int, inflight: int,
@@ -327,9 +350,16 @@ def _stage_once(deployment: Deployment, start: int, end: int, max_model_len: int
     key = (start, end, max_model_len, inflight)
     hit = _STAGES.get(key)
     if hit is None:
-        local: List[str] = []
-        plan = _plan_stage(deployment, deployment.layers[start:end], max_model_len, inflight, local)
-        hit = _STAGES[key] = (plan, tuple(local))
+        inputs = _stage_inputs(deployment, start, end, max_model_len, inflight)
+        hit = _SHARED.get(inputs)
+        if hit is None:
+            local: List[str] = []
+            plan = _plan_stage(deployment, deployment.layers[start:end], max_model_len, inflight, local)
+            hit = (plan, tuple(local))
+            if len(_SHARED) >= _SHARED_MAX:
+                _SHARED.clear()
+            _SHARED[inputs] = hit
+        _STAGES[key] = hit
     notes.extend(hit[1])
     return hit[0]
 

@@ -783,11 +783,20 @@ class EngineCatalog:
     data: Mapping[str, Mapping[str, Any]]
     files: Tuple[str, ...] = ()
     _cache: Dict[Tuple[str, str], Optional[EngineRelease]] = field(default_factory=dict, repr=False, compare=False)
+    _versions: Dict[str, Tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)
 
     def engines(self) -> Tuple[str, ...]:
         return tuple(self.data)
 
     def known_versions(self, engine: str) -> Tuple[str, ...]:
+        """Every catalogued version of `engine`, oldest first (computed once per engine: the
+        catalog's data does not change once loaded, and every resolve asks)."""
+        hit = self._versions.get(engine)
+        if hit is None:
+            hit = self._versions[engine] = self._known_versions(engine)
+        return hit
+
+    def _known_versions(self, engine: str) -> Tuple[str, ...]:
         doc = self.data.get(engine) or {}
         seen: List[str] = []
         for group in doc.get("releases", ()):

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import math
 import os
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from kvlint.deployment import AttentionKind, LayerGeometry, ModelGeometry
 from kvlint.inputs import InputError, read_capped
@@ -802,7 +803,38 @@ def manifest_geometry_overrides(
     )
 
 
+# cached_config's answers while remembered_lookups() is open, by (hub settings, name); else None.
+_LOOKUPS: List[Optional[Dict[Tuple[Optional[str], ...], Optional[Path]]]] = [None]
+
+
+@contextmanager
+def remembered_lookups() -> Iterator[None]:
+    """Within it, cached_config looks at the filesystem once per model name and hub location and
+    answers again from that first look: for one run that resolves many manifests of the same
+    model (`kvlint plan` judges thousands), where a cache changing mid-run is not a case to serve."""
+    previous = _LOOKUPS[0]
+    if previous is None:
+        _LOOKUPS[0] = {}
+    try:
+        yield
+    finally:
+        _LOOKUPS[0] = previous
+
+
 def cached_config(name: str, environ: Optional[Mapping[str, str]] = None) -> Optional[Path]:
+    """The config.json of model `name` in the local Hugging Face cache, offline, or None
+    (_cached_config; remembered within remembered_lookups())."""
+    memo = _LOOKUPS[0]
+    if memo is None:
+        return _cached_config(name, environ)
+    env = os.environ if environ is None else environ
+    key = (env.get("HF_HUB_CACHE"), env.get("HF_HOME"), os.environ.get("HOME"), name)
+    if key not in memo:
+        memo[key] = _cached_config(name, environ)
+    return memo[key]
+
+
+def _cached_config(name: str, environ: Optional[Mapping[str, str]] = None) -> Optional[Path]:
     """The config.json of model `name` in the local Hugging Face cache, offline, or None.
 
     The hub cache is `$HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`; a

@@ -6,6 +6,7 @@ import json
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from kvlint.catalog import load_catalogs
+from kvlint.catalog.hf_config import remembered_lookups
 from kvlint.config import Config
 from kvlint.errors import UsageError
 from kvlint.plan.request import PlanRequest
@@ -99,6 +100,12 @@ def restrict(axes: Axes, dtypes: Sequence[str] = (), backends: Sequence[str] = (
 def plan(request: PlanRequest, config: Config, rulebook: Any, enabled: Any, limit: Optional[int] = None,
          dtypes: Sequence[str] = (), backends: Sequence[str] = ()) -> Tuple[PlanResult, Optional[Dict[str, Any]]]:
     """(the plan, the chosen configuration's manifest or None)."""
+    with remembered_lookups():  # every candidate names the same model: one look at the HF cache
+        return _plan(request, config, rulebook, enabled, limit, dtypes, backends)
+
+
+def _plan(request: PlanRequest, config: Config, rulebook: Any, enabled: Any, limit: Optional[int],
+          dtypes: Sequence[str], backends: Sequence[str]) -> Tuple[PlanResult, Optional[Dict[str, Any]]]:
     judge = make_judge(request, config, rulebook, enabled)
     start = baseline_candidate(request)
     baseline = judge.judge(apply(request.base, start, request.engine), start)

@@ -32,6 +32,7 @@ from kvlint.deployment import GpuInfo
 from kvlint.conditions import Predicate, compile_condition
 from kvlint.records import dataclass
 from kvlint.resolve.mla_block import forced_block
+from kvlint.datacache import load_cached_group
 from kvlint.resources import rules_dir
 from kvlint.versions import parse_version, version_matches
 
@@ -368,16 +369,37 @@ class RemedySearch:
         return "; " + "; ".join(parts), found
 
 
+try:
+    _YamlLoader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover
+    _YamlLoader = yaml.SafeLoader
+
+
+def _defect_documents() -> List[Any]:
+    """The parsed known-defect files, in name order; None for one that cannot be read or parsed.
+    Through kvlint.datacache, from the same cache entry the rulebook reads for the same files (a
+    pure-Python parse of them all cost about a second a process)."""
+    directory = rules_dir() / "defects"
+    paths = sorted((p for p in directory.glob("*.yaml") if p.is_file()), key=lambda p: p.name)
+    try:
+        return load_cached_group(paths, lambda text: yaml.load(text, Loader=_YamlLoader))  # noqa: S506
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        pass
+    documents: List[Any] = []
+    for path in paths:
+        try:
+            documents.append(yaml.load(path.read_text(encoding="utf-8"), Loader=_YamlLoader))  # noqa: S506
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            documents.append(None)
+    return documents
+
+
 @functools.lru_cache(maxsize=1)
 def _startup_crash_defects() -> Tuple[Tuple[str, str, Predicate], ...]:
     """(engine, affected releases, trigger) of each known defect that fails start-up and is an
     error (established by a reproduction or an upstream fix: docs/defects.md)."""
     found = []
-    for path in sorted((rules_dir() / "defects").glob("*.yaml")):
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
-            continue
+    for data in _defect_documents():
         if not isinstance(data, dict) or data.get("symptom") != "startup-crash" or data.get("severity") != "error":
             continue
         trigger = compile_condition(data.get("trigger"))

@@ -36,7 +36,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import dataclass
+from kvlint.records import dataclass
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from kvlint import __version__

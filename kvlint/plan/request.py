@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 import os
-from dataclasses import dataclass, field
+from kvlint.records import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 

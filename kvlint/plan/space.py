@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from dataclasses import dataclass, field
+from kvlint.records import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 # The memory-fraction field of each engine, and the explicit values tried beside its default.
@@ -166,6 +166,13 @@ def build_axes(release: Any, engine: str, facts: Dict[str, Any], gpu_count: int,
         if info is None or (info.platforms and platform not in info.platforms):
             continue
         if is_mla is not None and info.mla != bool(is_mla):
+            continue
+        if not info.checks_known:
+            # kvlint knows the name but not the backend's own checks (KV344): nothing it would
+            # propose there could be judged, so it is not searched, and the plan says so
+            left_out.append({"family": f"backend {name}",
+                             "reason": f"{name}: kvlint does not model this backend's configuration checks",
+                             "code": "KV344"})
             continue
         backends.append(name)
     skips: List[Optional[Tuple[Any, ...]]] = [None]

@@ -206,8 +206,8 @@ class EngineView:
         out = []
         for name in self.release.backend_names():
             info = self.release.backend(name, platform=platform)
-            if info is None:
-                continue
+            if info is None or not info.checks_known:
+                continue  # a backend whose dtype checks are not modelled says nothing either way
             verdict = info.accepts(literal, gpu.compute_capability, None, block, platform=platform,
                                    has_sinks=False, per_head_scales=per_head, is_mla=is_mla, aiter=self._aiter)
             if not any(p.kind == "kv_dtype" or p.kind.startswith("constraint:") for p in verdict.problems):

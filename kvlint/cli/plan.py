@@ -12,7 +12,7 @@ from kvlint.cli.options import EXIT_FINDINGS, EXIT_OK, build_context, load_setti
 from kvlint.cli.params import config_option, output_file_option, output_format_option
 from kvlint.errors import UsageError
 
-EMIT_FORMS = ("manifest", "vllm", "sglang", "patch")
+EMIT_FORMS = ("manifest", "vllm", "sglang", "llama-server", "patch")
 
 
 @click.command()
@@ -23,7 +23,7 @@ EMIT_FORMS = ("manifest", "vllm", "sglang", "patch")
 @click.option("--gpu", help="GPU: a catalog id or alias (H100-SXM-80GB, h100, MI300X).")
 @click.option("--gpus", "gpu_count", type=click.IntRange(1, 1024), default=1, show_default=True,
               help="GPUs per replica; tensor x pipeline factorizations of it are searched.")
-@click.option("--engine", type=click.Choice(("vllm", "sglang", "tensorrt-llm")), default="vllm", show_default=True)
+@click.option("--engine", type=click.Choice(("vllm", "sglang", "tensorrt-llm", "llama.cpp")), default="vllm", show_default=True)
 @click.option("--release", default=None,
               help="Engine release, or `newest` (the newest catalogued; default for a new deployment). "
                    "With FILE: plan the file on another release.")
@@ -34,7 +34,7 @@ EMIT_FORMS = ("manifest", "vllm", "sglang", "patch")
               help="The KV scales the checkpoint carries (model.kv_scales; default: the catalog's or the file's).")
 @click.option("--emit", "emit_form", type=click.Choice(EMIT_FORMS), default=None,
               help="What to write for the chosen configuration: a kvlint/v1 manifest (default for a new "
-                   "deployment), a vllm or sglang command line, or a patch to FILE (default with FILE).")
+                   "deployment), a vllm, sglang or llama-server command line, or a patch to FILE (default with FILE).")
 @output_format_option(("text", "markdown", "json"), "text", "text, markdown (job summary, PR comment) or json")
 @output_file_option(help="Write the chosen configuration here (the report stays on stdout); never FILE itself.")
 @click.option("--kv-cache-dtype", "dtypes", multiple=True, help="Search only this cache dtype (repeatable).")

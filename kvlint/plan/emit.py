@@ -18,7 +18,7 @@ from kvlint.adapters.flags import spelling_for
 from kvlint.errors import UsageError
 from kvlint.load import Document
 
-FORMS = ("manifest", "vllm", "sglang", "patch")
+FORMS = ("manifest", "vllm", "sglang", "llama-server", "patch")
 
 
 class _Quoted(str):
@@ -49,7 +49,12 @@ _FLAG_FIELDS = (
     "/kv_cache/skip_layers", "/kv_cache/block_size", "/engine/attention_backend",
     "/memory/gpu_memory_utilization", "/memory/mem_fraction_static", "/serving/max_model_len",
     "/serving/max_num_seqs", "/serving/max_num_batched_tokens",
+    # llama.cpp
+    "/kv_cache/key_dtype", "/kv_cache/value_dtype", "/engine/flash_attention", "/serving/context_size",
 )
+# llama-server: the fields its flags set, in the order written (K and V always both spelled out).
+_LLAMA_FIELDS = ("/engine/flash_attention", "/kv_cache/key_dtype", "/kv_cache/value_dtype",
+                 "/serving/context_size", "/serving/max_num_seqs")
 
 
 def _dig(data: Dict[str, Any], pointer: str) -> Any:
@@ -81,6 +86,8 @@ def command_words(data: Dict[str, Any], engine: str, release: str) -> Tuple[List
     """(the engine's command line as words, its environment) for the manifest `data`; a field no
     flag of this release sets is a UsageError naming it."""
     model = str(_dig(data, "/model/name"))
+    if engine == "llama.cpp":
+        return _llama_words(data, release), {}
     if engine == "vllm":
         words = ["vllm", "serve", model]
     elif engine == "sglang":
@@ -109,6 +116,36 @@ def command_words(data: Dict[str, Any], engine: str, release: str) -> Tuple[List
     return words, env
 
 
+def _llama_words(data: Dict[str, Any], release: str) -> List[str]:
+    """llama-server's argv: the model as the input gave it (-m for a .gguf path, --hf-repo for a
+    Hugging Face id), then each field with the long spelling this build registers (`-fa` only:
+    a switch before the tri-state, left out for off)."""
+    from kvlint.catalog.ggml import load_ggml_catalog  # on use: only llama.cpp plans need it
+
+    model = str(_dig(data, "/model/name"))
+    gguf = model.lower().endswith(".gguf")
+    words = ["llama-server", "--model" if gguf else "--hf-repo", model]
+    shared = _dig(data, "/kv_cache/dtype")
+    values = {"/kv_cache/key_dtype": _dig(data, "/kv_cache/key_dtype") or shared,
+              "/kv_cache/value_dtype": _dig(data, "/kv_cache/value_dtype") or shared}
+    fa_flag = load_ggml_catalog().setting("llama.cpp", "fa_flag", release)
+    tristate = fa_flag is not None and fa_flag.value == "tristate"
+    for pointer in _LLAMA_FIELDS:
+        value = values.get(pointer, _dig(data, pointer))
+        if value is None:
+            continue
+        flag = spelling_for("llama.cpp", pointer, release)
+        if flag is None:
+            raise UsageError(f"llama.cpp {release} has no command-line flag for {pointer.lstrip('/').replace('/', '.')}; "
+                             "use --emit manifest")
+        if pointer == "/engine/flash_attention" and not tristate:
+            if value == "on":
+                words.append(flag)  # the old switch: present is on
+            continue
+        words.extend([flag, str(value)])
+    return words
+
+
 def command_text(data: Dict[str, Any], engine: str, release: str, header: str) -> str:
     """A shell script that runs the engine with the plan's flags, its facts in a statement."""
     words, env = command_words(data, engine, release)
@@ -116,11 +153,12 @@ def command_text(data: Dict[str, Any], engine: str, release: str, header: str) -
     lines.extend(f"# {line}" if line else "#" for line in header.splitlines())
     lines.append(statement_line(data))
     prefix = "".join(f"{k}={shlex.quote(v)} " for k, v in env.items())
-    body = prefix + "exec " + " ".join(shlex.quote(w) for w in words[:3 if engine == "vllm" else 5])
-    rest = words[3 if engine == "vllm" else 5:]
+    head = {"vllm": 3, "llama.cpp": 3}.get(engine, 5)
+    body = prefix + "exec " + " ".join(shlex.quote(w) for w in words[:head])
+    rest = words[head:]
     chunks: List[str] = []
     for word in rest:
-        if word.startswith("--") or not chunks:
+        if word.startswith("-") and not word[1:2].isdigit() or not chunks:
             chunks.append(shlex.quote(word))
         else:
             chunks[-1] += " " + shlex.quote(word)
@@ -242,14 +280,18 @@ def _yaml_word(word: str) -> str:
     return word
 
 
+_COMMAND_ENGINE = {"vllm": "vllm", "sglang": "sglang", "llama-server": "llama.cpp"}
+
+
 def emit(form: str, data: Dict[str, Any], engine: str, release: str, header: str,
          source_text: Optional[str] = None, document: Optional[Document] = None,
          baseline: Optional[Dict[str, Any]] = None, path: str = "") -> str:
     if form == "manifest":
         return manifest_text(data, header)
-    if form in ("vllm", "sglang"):
-        if form != engine:
-            other = f"--emit {engine} or " if engine in ("vllm", "sglang") else ""
+    if form in ("vllm", "sglang", "llama-server"):
+        if _COMMAND_ENGINE[form] != engine:
+            other = {v: k for k, v in _COMMAND_ENGINE.items()}.get(engine)
+            other = f"--emit {other} or " if other else ""
             raise UsageError(f"--emit {form}: the plan is for {engine}; use {other}--emit manifest")
         return command_text(data, engine, release, header)
     if form == "patch":

@@ -16,6 +16,7 @@ from kvlint.errors import UsageError
 from kvlint.load import Document, InputError, read_input
 from kvlint.pipeline.native import load_source
 from kvlint.plan.search import Targets
+from kvlint.plan.space import GGML_ENGINES
 
 # The sections of a deployment the plan keeps from a file: the facts it may not change (the model,
 # the GPU, the engine release) and the settings it does not search (serving limits, environment).
@@ -44,9 +45,11 @@ class PlanRequest:
 
 def resolve_release(engine: str, release: str, catalog_dirs=()) -> str:
     """`newest` is the newest catalogued release; any other value must be catalogued."""
+    if engine in GGML_ENGINES:
+        return _resolve_ggml_build(engine, release)
     catalogs = load_catalogs(tuple(catalog_dirs))
     if engine not in catalogs.engines.engines():
-        raise UsageError(f"--engine {engine}: kvlint plans {', '.join(sorted(catalogs.engines.engines()))} "
+        raise UsageError(f"--engine {engine}: kvlint plans {', '.join(sorted(catalogs.engines.engines()) + list(GGML_ENGINES))} "
                          "deployments")
     known = catalogs.engines.known_versions(engine)
     if release == "newest":
@@ -54,6 +57,20 @@ def resolve_release(engine: str, release: str, catalog_dirs=()) -> str:
     if catalogs.engines.release(engine, release) is None:
         raise UsageError(f"--release {release}: {engine} releases kvlint knows run from {known[0]} to "
                          f"{known[-1]}; plan for one of them (or `newest`)")
+    return release
+
+
+def _resolve_ggml_build(engine: str, release: str) -> str:
+    """A llama.cpp build (bNNNN) the ggml catalog covers; `newest` is the newest it covers."""
+    from kvlint.catalog.ggml import load_ggml_catalog  # on use: only llama.cpp plans need it
+
+    catalog = load_ggml_catalog()
+    low, high = catalog.known_range(engine) or ("", "")
+    if release == "newest":
+        return high
+    if not catalog.known(engine, release):
+        raise UsageError(f"--release {release}: {engine} builds kvlint knows run from {low} to {high}; "
+                         "plan for one of them (or `newest`)")
     return release
 
 
@@ -84,7 +101,7 @@ def request_from_options(model: Optional[str], model_config: Optional[str], gpu:
         base["model"]["kv_scales"] = checkpoint_kv_scales
     if weights:
         base["model"]["weights"] = {"bytes": weights}
-    if targets.context:
+    if targets.context and engine not in GGML_ENGINES:  # llama.cpp: -c is the context axis x slots
         base["serving"] = {"max_model_len": targets.context}
     return PlanRequest(base, engine, version, targets, gpu_count, source=None, manifest_path=path)
 
@@ -126,8 +143,12 @@ def request_from_file(path: str, targets: Targets, checkpoint_kv_scales: Optiona
     count = hardware.get("count")
     if not isinstance(count, int):
         count = int(parallel.get("tensor") or 1) * int(parallel.get("pipeline") or 1)
+    serving = base.get("serving") or {}
+    written_context = serving.get("max_model_len")
+    if engine in GGML_ENGINES and isinstance(serving.get("context_size"), int) and serving["context_size"] > 0:
+        written_context = serving["context_size"] // max(1, int(serving.get("max_num_seqs") or 1))
     merged = Targets(
-        context=targets.context or (base.get("serving") or {}).get("max_model_len"),
+        context=targets.context or written_context,
         concurrency=targets.concurrency if targets.concurrency is not None else (data.get("targets") or {}).get("min_concurrency"),
         kv_tokens=targets.kv_tokens if targets.kv_tokens is not None else (data.get("targets") or {}).get("min_kv_tokens"),
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from kvlint.catalog import load_catalogs
@@ -11,12 +12,14 @@ from kvlint.config import Config
 from kvlint.errors import UsageError
 from kvlint.plan.request import PlanRequest
 from kvlint.plan.search import Judge, Outcome, PlanResult, score_risk, search, target_verdict
-from kvlint.plan.space import MEMORY_FIELD, Axes, Candidate, apply, build_axes
+from kvlint.plan.space import GGML_ENGINES, MEMORY_FIELD, SLOT_VALUES, Axes, Candidate, apply, build_axes, build_ggml_axes
 
 
 def baseline_candidate(request: PlanRequest) -> Candidate:
     """The base manifest's own configuration as a candidate (the baseline row)."""
     base = request.base
+    if request.engine in GGML_ENGINES:
+        return _ggml_baseline(base)
     cache = base.get("kv_cache") if isinstance(base.get("kv_cache"), dict) else {}
     scales = cache.get("scales") if isinstance(cache.get("scales"), dict) else {}
     parallel = base.get("parallelism") if isinstance(base.get("parallelism"), dict) else {}
@@ -37,6 +40,22 @@ def baseline_candidate(request: PlanRequest) -> Candidate:
         max_model_len=(base.get("serving") or {}).get("max_model_len"),
         memory=float(fraction) if isinstance(fraction, (int, float)) else None,
     )
+
+
+def _ggml_baseline(base: Dict[str, Any]) -> Candidate:
+    """A llama.cpp deployment's own K/V types, -fa, context per slot and slots (llama.cpp's
+    defaults where it leaves them out: f16, one slot)."""
+    cache = base.get("kv_cache") if isinstance(base.get("kv_cache"), dict) else {}
+    serving = base.get("serving") if isinstance(base.get("serving"), dict) else {}
+    shared = str(cache.get("dtype") or "f16")
+    key = str(cache.get("key_dtype") or shared)
+    value = str(cache.get("value_dtype") or shared)
+    slots = serving.get("max_num_seqs") if isinstance(serving.get("max_num_seqs"), int) else 1
+    size = serving.get("context_size")
+    context = size // max(1, slots) if isinstance(size, int) and size > 0 else None
+    fa = (base.get("engine") or {}).get("flash_attention")
+    return Candidate(key, None, "auto", None, None, 1, 1, context, None, value_dtype=value,
+                     flash_attention=str(fa) if fa is not None else "auto", slots=slots)
 
 
 def context_values(request: PlanRequest, facts: Dict[str, Any]) -> List[Optional[int]]:
@@ -112,8 +131,9 @@ def _plan(request: PlanRequest, config: Config, rulebook: Any, enabled: Any, lim
     unknown_gpu = [message for code, _, message in baseline.findings if code == "KV202"]
     if unknown_gpu:  # a GPU the catalog lacks is a fixed input the plan cannot price: say so up front
         raise UsageError(f"the GPU: {unknown_gpu[0]}")
-    release = load_catalogs(tuple(config.catalog_dirs)).engines.release(request.engine, request.release)
-    default_memory = release.default(MEMORY_FIELD.get(request.engine, ""))
+    ggml = request.engine in GGML_ENGINES
+    release = None if ggml else load_catalogs(tuple(config.catalog_dirs)).engines.release(request.engine, request.release)
+    default_memory = release.default(MEMORY_FIELD.get(request.engine, "")) if release is not None else None
     default_memory = float(default_memory) if isinstance(default_memory, (int, float)) else None
     if not baseline.errors and baseline.tokens is not None:
         score_risk(baseline, default_memory)
@@ -122,14 +142,27 @@ def _plan(request: PlanRequest, config: Config, rulebook: Any, enabled: Any, lim
     parallel = None
     if request.source is not None:
         parallel = (start.tensor, start.pipeline)  # a file's parallelism is one of its fixed facts
-    axes = build_axes(release, request.engine, baseline.facts, request.gpu_count,
-                      context_values(request, baseline.facts), parallel, checkpoint)
-    if request.source is not None:
+    axes: Any
+    if ggml:
+        slots = set(SLOT_VALUES)
+        if request.targets.concurrency:
+            slots.add(max(1, math.ceil(request.targets.concurrency)))
+        if request.source is not None and start.slots:
+            slots.add(start.slots)
+        axes = build_ggml_axes(request.release, context_values(request, baseline.facts), sorted(slots))
+    else:
+        axes = build_axes(release, request.engine, baseline.facts, request.gpu_count,
+                          context_values(request, baseline.facts), parallel, checkpoint)
+    if request.source is not None and not ggml:
         _keep_file_defaults(axes, start, default_memory)
     restrict(axes, dtypes, backends)
     result = search(request.base, axes, judge, request.engine, request.release, request.targets,
                     baseline if request.source is not None else None, default_memory, limit=limit)
     result.notes[:0] = request.notes
+    if ggml:
+        result.notes.append("llama.cpp: -c sets the KV cells, so the KV tokens follow the context and slots; "
+                            "whether the weights and this cache fit the GPU (-ngl, --fit) is not modelled: "
+                            "of equal tokens and risk the smaller cache is proposed")
     if request.source is not None and baseline.tokens is not None and not baseline.errors:
         result.floor_tokens = baseline.tokens
     chosen = result.chosen

@@ -32,6 +32,9 @@ RISK_DEFECT = 3
 RISK_WIDE_BAND = 1      # the estimated pool's band wider than 10% of the figure
 RISK_MEMORY_ABOVE_DEFAULT = 1  # per started MEMORY_STEP above the release's default
 MEMORY_STEP = 0.03
+# Payload bits per element of llama.cpp's quantized cache types (ggml/src/ggml-common.h block
+# layouts: q8_0 8-bit, q5_0/q5_1 5-bit, q4_0/q4_1/iq4_nl 4-bit quants, each block with its scale).
+_GGML_PAYLOAD_BITS = {"q8_0": 8, "q5_0": 5, "q5_1": 5, "q4_0": 4, "q4_1": 4, "iq4_nl": 4}
 WIDE_BAND = 0.10
 
 
@@ -248,7 +251,15 @@ def score_risk(outcome: Outcome, engine_default_memory: Optional[float]) -> None
     scales = outcome.facts.get("scales") or {}
     candidate = outcome.candidate
     fmt = str(cache.get("format") or "")
-    if cache.get("quantized"):
+    if candidate.is_ggml():
+        # llama.cpp's block types carry their scale in every block (nothing to calibrate); what
+        # costs accuracy is a payload under 8 bits (q4_0, q4_1, iq4_nl, q5_0, q5_1)
+        for side, name in (("K", candidate.dtype), ("V", candidate.value_dtype or candidate.dtype)):
+            bits = _GGML_PAYLOAD_BITS.get(name)
+            if bits is not None and bits < 8:
+                points += RISK_SUB_8BIT
+                reasons.append(f"{bits}-bit {side} cache ({name})")
+    elif cache.get("quantized"):
         source = (candidate.scales or (None, None))[1] or scales.get("source")
         granularity = (candidate.scales or (None, None))[0] or scales.get("granularity")
         if source in ("unit", "warmup"):
@@ -313,8 +324,10 @@ _MEETS_RANK = {"yes": 0, None: 0, "band": 1, "no": 2}
 def sort_key(outcome: Outcome) -> Tuple[Any, ...]:
     """Targets met first, then more KV tokens, then less risk; ties: the simpler configuration."""
     c = outcome.candidate
+    # llama.cpp: -c fixes the tokens, so of equal tokens and risk the smaller cache wins
+    pool = outcome.capacity.get("pool_bytes") if c.is_ggml() else None
     return (_MEETS_RANK[outcome.meets], -(outcome.tokens or 0), outcome.risk,
-            c.backend != "auto", c.block_size is not None, c.memory is not None, c.skip is not None,
+            pool if isinstance(pool, int) else 0, c.backend != "auto", c.block_size is not None, c.memory is not None, c.skip is not None,
             c.pipeline, outcome.order)
 
 
@@ -355,13 +368,17 @@ def family_exclusions(rejected: Sequence[Outcome], kept: Sequence[Outcome]) -> L
     """Per dtype family and per backend that has no surviving candidate: the error that excluded
     it most often, with its rule code."""
     out: List[Dict[str, Any]] = []
-    kept_dtypes = {o.candidate.dtype for o in kept}
-    kept_backends = {o.candidate.backend for o in kept}
-    for attribute, kept_values, label in (("dtype", kept_dtypes, ""), ("backend", kept_backends, "backend ")):
+    keys: List[Tuple[Any, str]] = [(lambda c: c.dtype, ""), (lambda c: c.backend, "backend ")]
+    if any(o.candidate.is_ggml() for o in list(rejected) + list(kept)):
+        # llama.cpp: K and V are separate axes, and flash attention decides what V may be (KV330)
+        keys = [(lambda c: f"K {c.dtype}", ""), (lambda c: f"V {c.value_dtype or c.dtype}", ""),
+                (lambda c: f"V {c.value_dtype or c.dtype} with fa {c.flash_attention}", "")]
+    for key_of, label in keys:
+        kept_values = {key_of(o.candidate) for o in kept}
         counts: Dict[str, Dict[Tuple[str, str], int]] = {}
         totals: Dict[str, int] = {}
         for outcome in rejected:
-            value = getattr(outcome.candidate, attribute)
+            value = key_of(outcome.candidate)
             if value in kept_values:
                 continue
             totals[value] = totals.get(value, 0) + 1

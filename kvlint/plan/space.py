@@ -35,11 +35,29 @@ class Candidate:
     pipeline: int
     max_model_len: Optional[int]
     memory: Optional[float]
+    # llama.cpp only (None elsewhere): the V cache type when it differs from K (`dtype`), the
+    # flash-attention setting (-fa on|off|auto) and the parallel slots (-np).
+    value_dtype: Optional[str] = None
+    flash_attention: Optional[str] = None
+    slots: Optional[int] = None
 
     def family(self) -> str:
-        return self.dtype
+        return self.dtype if self.value_dtype is None else f"K {self.dtype} / V {self.value_dtype}"
+
+    def is_ggml(self) -> bool:
+        """A llama.cpp candidate (its own axes set)."""
+        return self.flash_attention is not None or self.slots is not None or self.value_dtype is not None
 
     def label(self) -> str:
+        if self.is_ggml():
+            parts = [f"K {self.dtype} V {self.value_dtype or self.dtype}"]
+            if self.flash_attention is not None:
+                parts.append(f"fa {self.flash_attention}")
+            if self.max_model_len is not None:
+                parts.append(f"ctx {self.max_model_len}")
+            if self.slots is not None:
+                parts.append(f"np {self.slots}")
+            return " ".join(parts)
         parts = [self.dtype]
         if self.scales:
             parts.append(f"{self.scales[0]}/{self.scales[1]}")
@@ -65,6 +83,8 @@ class Candidate:
             "pipeline_parallel": self.pipeline,
             "max_model_len": self.max_model_len,
             "memory_fraction": self.memory,
+            **({"value_dtype": self.value_dtype or self.dtype, "flash_attention": self.flash_attention,
+                "slots": self.slots} if self.is_ggml() else {}),
         }
 
 
@@ -193,9 +213,71 @@ def build_axes(release: Any, engine: str, facts: Dict[str, Any], gpu_count: int,
                 left_out, quantized)
 
 
+# Engines whose cache kvlint models through the ggml catalog (kvlint/catalog/data/ggml*.yaml),
+# not the engine catalog: their axes are the K/V cache types, flash attention, context and slots.
+GGML_ENGINES = ("llama.cpp",)
+SLOT_VALUES = (1, 4)
+
+
+@dataclass
+class GgmlAxes:
+    """llama.cpp's axes: K and V cache types (each from the types the build accepts), the
+    flash-attention setting as the build spells it, the per-slot context and the slots (-np);
+    -c is context x slots, one stream per slot."""
+
+    dtypes: List[str]  # K cache types
+    value_dtypes: List[str]
+    flash: List[str]
+    contexts: List[Optional[int]]
+    slots: List[int]
+    left_out: List[Dict[str, str]] = field(default_factory=list)
+    backends: List[str] = field(default_factory=list)  # no attention-backend axis (restrict)
+
+    def size(self) -> int:
+        return len(self.dtypes) * len(self.value_dtypes) * len(self.flash) * len(self.contexts) * len(self.slots)
+
+    def candidates(self) -> Iterator[Candidate]:
+        for k, v, fa, slots, context in itertools.product(self.dtypes, self.value_dtypes, self.flash,
+                                                          self.slots, self.contexts):
+            yield Candidate(k, None, "auto", None, None, 1, 1, context, None,
+                            value_dtype=v, flash_attention=fa, slots=slots)
+
+
+def build_ggml_axes(build: str, contexts: Sequence[Optional[int]], slots: Sequence[int] = SLOT_VALUES) -> GgmlAxes:
+    """The axes for one llama.cpp build, from the ggml catalog: the cache types the build accepts
+    (`--cache-type-k/-v`, K and V independently) and `-fa on|off|auto` where the build takes the
+    tri-state (a plain switch before: on, or left off)."""
+    from kvlint.catalog.ggml import load_ggml_catalog  # on use: only llama.cpp plans need it
+
+    catalog = load_ggml_catalog()
+    types = list(catalog.accepted_types(build))
+    fa_flag = catalog.setting("llama.cpp", "fa_flag", build)
+    flash = ["on", "off", "auto"] if fa_flag is not None and fa_flag.value == "tristate" else ["on", "off"]
+    return GgmlAxes(types, list(types), flash, list(contexts) or [None], sorted(set(slots)))
+
+
+def _apply_ggml(data: Dict[str, Any], candidate: Candidate) -> Dict[str, Any]:
+    engine_section = data.setdefault("engine", {})
+    engine_section["flash_attention"] = candidate.flash_attention
+    cache: Dict[str, Any] = {"dtype": candidate.dtype}
+    if candidate.value_dtype is not None and candidate.value_dtype != candidate.dtype:
+        cache = {"dtype": candidate.dtype, "key_dtype": candidate.dtype, "value_dtype": candidate.value_dtype}
+    data["kv_cache"] = cache
+    serving = data.get("serving") if isinstance(data.get("serving"), dict) else {}
+    serving.pop("max_model_len", None)  # llama.cpp's per-slot context is -c / -np
+    slots = candidate.slots or 1
+    serving["max_num_seqs"] = slots
+    if candidate.max_model_len is not None:
+        serving["context_size"] = candidate.max_model_len * slots
+    data["serving"] = serving
+    return data
+
+
 def apply(base: Dict[str, Any], candidate: Candidate, engine: str) -> Dict[str, Any]:
     """The base manifest with the candidate's values written in (a new dict; base untouched)."""
     data = copy.deepcopy(base)
+    if engine in GGML_ENGINES:
+        return _apply_ggml(data, candidate)
     engine_section = data.setdefault("engine", {})
     if candidate.backend == "auto":
         engine_section.pop("attention_backend", None)

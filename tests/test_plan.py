@@ -209,6 +209,15 @@ def _manifest_for(args: List[str], row: Dict[str, Any]) -> Dict[str, Any]:
     c = row["configuration"]
     value = dict(zip(args[::2], args[1::2]))
     engine = value.get("--engine", "vllm")
+    if engine == "llama.cpp":  # -c is the per-slot context x the slots (docs/plan.md)
+        return {
+            "apiVersion": "kvlint/v1", "kind": "Deployment", "metadata": {"name": "front"},
+            "engine": {"name": engine, "version": value["--release"], "flash_attention": c["flash_attention"]},
+            "hardware": {"gpu": value["--gpu"]},
+            "model": {"name": value["--model"]},
+            "kv_cache": {"dtype": c["kv_cache_dtype"], "key_dtype": c["kv_cache_dtype"], "value_dtype": c["value_dtype"]},
+            "serving": {"context_size": c["max_model_len"] * c["slots"], "max_num_seqs": c["slots"]},
+        }
     data: Dict[str, Any] = {
         "apiVersion": "kvlint/v1", "kind": "Deployment", "metadata": {"name": "front"},
         "engine": {"name": engine, "version": value["--release"]},
@@ -231,6 +240,71 @@ def _manifest_for(args: List[str], row: Dict[str, Any]) -> Dict[str, Any]:
         field = {"vllm": "gpu_memory_utilization", "sglang": "mem_fraction_static"}[engine]
         data["memory"] = {field: c["memory_fraction"]}
     return data
+
+
+# --- llama.cpp (llama-server) -------------------------------------------------------------------
+
+LLAMACPP_FRONTS = [
+    ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "RTX-4090-24GB", "--release", "b7200", "--context", "8192",
+     "--engine", "llama.cpp"],
+    ["--model", "google/gemma-3-27b-it", "--gpu", "H100-SXM-80GB", "--release", "b11312", "--context", "16384",
+     "--concurrency", "2", "--engine", "llama.cpp"],
+]
+
+
+@pytest.mark.parametrize("args", LLAMACPP_FRONTS, ids=lambda a: f"{a[1]}-{a[3]}-{a[5]}")
+def test_every_llamacpp_pareto_row_and_command_line_checks_clean(tmp_path, args):
+    out = tmp_path / "serve.sh"
+    plan = _plan_json([*args, "--emit", "llama-server", "-o", str(out)])
+    assert plan["pareto"], plan["excluded"]
+    for i, row in enumerate(plan["pareto"]):
+        path = tmp_path / f"front{i}.yaml"
+        from kvlint.plan.emit import manifest_text
+        path.write_text(manifest_text(_manifest_for(args, row), "front row"))
+        _assert_clean(path, row["findings"])
+    _assert_clean(out, plan["chosen"]["findings"])
+    text = out.read_text()
+    c = plan["chosen"]["configuration"]
+    # the spellings llama.cpp's common/arg.cpp registers (kvlint/adapters/llamacpp_flags.py)
+    assert f"llama-server --hf-repo {args[1]}" in text
+    assert f"--cache-type-k {c['kv_cache_dtype']}" in text and f"--cache-type-v {c['value_dtype']}" in text
+    assert f"--ctx-size {c['max_model_len'] * c['slots']}" in text and f"--parallel {c['slots']}" in text
+    assert f"--flash-attn {c['flash_attention']}" in text  # both builds take -fa on|off|auto
+
+
+def test_llamacpp_quantized_v_without_flash_attention_is_excluded_with_kv330():
+    # llama.cpp refuses a quantized V cache without flash attention (src/llama-context.cpp:
+    # "V cache quantization requires flash_attn"); the plan must say so, not drop it silently
+    plan = _plan_json([*LLAMACPP_FRONTS[0], "--kv-cache-dtype", "f16", "--kv-cache-dtype", "q8_0"])
+    families = {e["family"]: e for e in plan["excluded"]}
+    assert families["V q8_0 with fa off"]["code"] == "KV330", families
+    assert families["V q8_0 with fa off"]["share"] == 1.0
+    assert "V f16 with fa off" not in families  # an f16 V cache needs no flash attention
+    for row in plan["pareto"]:
+        c = row["configuration"]
+        assert not (c["value_dtype"] == "q8_0" and c["flash_attention"] == "off"), row
+
+
+def test_llamacpp_script_patch_checks_clean(tmp_path):
+    script = tmp_path / "serve.sh"
+    script.write_text("#!/bin/sh\n# kvlint: engine=llama.cpp engine-version=b7200 gpu=RTX-4090-24GB\n"
+                      "llama-server --hf-repo meta-llama/Llama-3.1-8B-Instruct \\\n  -ctk q8_0 -ctv q8_0 \\\n"
+                      "  -c 8192 -np 2\n")
+    before = script.read_text()
+    plan = _plan_json([str(script)])
+    assert script.read_text() == before
+    assert plan["emitted"].startswith("--- a/")
+    if shutil.which("patch") is None:
+        pytest.skip("no patch(1)")
+    subprocess.run(["patch", "-p1", "-s", "-d", str(tmp_path)], input=plan["emitted"].replace(
+        f"a/{script}", "a/serve.sh").replace(f"b/{script}", "b/serve.sh"), text=True, check=True)
+    assert script.read_text() != before
+    _assert_clean(script, plan["chosen"]["findings"])
+
+
+def test_llamacpp_emit_refuses_other_engines():
+    result = invoke(["plan", *LLAMA8B, "--emit", "llama-server"])
+    assert result.exit_code == 2 and "the plan is for vllm" in result.output
 
 
 # --- acceptance: real deployments (benchmarks/capacity_logs: logs of what the engine ran) -------

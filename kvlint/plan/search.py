@@ -373,7 +373,12 @@ def family_exclusions(rejected: Sequence[Outcome], kept: Sequence[Outcome]) -> L
         # llama.cpp: K and V are separate axes, and flash attention decides what V may be (KV330)
         keys = [(lambda c: f"K {c.dtype}", ""), (lambda c: f"V {c.value_dtype or c.dtype}", ""),
                 (lambda c: f"V {c.value_dtype or c.dtype} with fa {c.flash_attention}", "")]
-    for key_of, label in keys:
+    if not kept:
+        keys = keys[:1]  # nothing passes: the first axis says why, once per value
+    for number, (key_of, label) in enumerate(keys):
+        if number == 2:  # llama.cpp's "V x with fa y": only where V x itself is not excluded already
+            said = {e["family"] for e in out}
+            rejected = [o for o in rejected if f"V {o.candidate.value_dtype or o.candidate.dtype}" not in said]
         kept_values = {key_of(o.candidate) for o in kept}
         counts: Dict[str, Dict[Tuple[str, str], int]] = {}
         totals: Dict[str, int] = {}

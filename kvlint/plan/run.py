@@ -110,6 +110,8 @@ def restrict(axes: Axes, dtypes: Sequence[str] = (), backends: Sequence[str] = (
             raise UsageError(f"{flag} {', '.join(unknown)}: not among the values searched here ({', '.join(values)})")
     if dtypes:
         axes.dtypes = [d for d in axes.dtypes if d in dtypes]
+        if hasattr(axes, "value_dtypes"):  # llama.cpp: the same types for K and V
+            axes.value_dtypes = [d for d in axes.value_dtypes if d in dtypes]
     if backends:
         axes.backends = [b for b in axes.backends if b in backends]
     if dtypes:  # a dtype the user did not ask about: its left-out options are not news

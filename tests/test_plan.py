@@ -302,6 +302,19 @@ def test_llamacpp_script_patch_checks_clean(tmp_path):
     _assert_clean(script, plan["chosen"]["findings"])
 
 
+def test_llamacpp_old_build_spells_flash_attention_as_a_switch(tmp_path):
+    # before the tri-state `-fa on|off|auto` (first seen at b6327) -fa took no value; the old
+    # common/arg.cpp in kvlint/adapters/llamacpp_flags.py registers it as a plain switch
+    out = tmp_path / "serve.sh"
+    plan = _plan_json(["--engine", "llama.cpp", "--model", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "A100-SXM4-80GB",
+                       "--release", "b5000", "--context", "8192", "--kv-cache-dtype", "f16", "--kv-cache-dtype", "q8_0",
+                       "--emit", "llama-server", "-o", str(out)])
+    assert plan["chosen"]["configuration"]["flash_attention"] == "on"
+    assert "  --flash-attn \\\n" in out.read_text()
+    assert all(row["configuration"]["flash_attention"] in ("on", "off") for row in plan["pareto"])
+    _assert_clean(out, plan["chosen"]["findings"])
+
+
 def test_llamacpp_emit_refuses_other_engines():
     result = invoke(["plan", *LLAMA8B, "--emit", "llama-server"])
     assert result.exit_code == 2 and "the plan is for vllm" in result.output

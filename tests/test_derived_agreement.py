@@ -36,10 +36,6 @@ def _key_text(key: tuple) -> str:
     return " | ".join((kind, subject, what, detail))
 
 
-# One worker runs the whole module, so the module-scoped comparison is computed once, not once per
-# xdist worker that happens to receive one of its tests.
-pytestmark = pytest.mark.xdist_group("vllm_agreement")
-
 
 @pytest.fixture(scope="module")
 def comparison():

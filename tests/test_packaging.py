@@ -22,8 +22,7 @@ from conftest import REPO_ROOT, VALID_MANIFEST
 
 HEAVY = ("torch", "numpy")
 
-# The tests that use the built wheel run on one xdist worker (--dist loadgroup), which builds it once.
-pytestmark = pytest.mark.xdist_group("wheel")
+# The tests that use the built wheel run on one xdist worker (--dist loadfile), which builds it once.
 
 
 def _run(args, cwd, timeout=600, env=None, check=True):

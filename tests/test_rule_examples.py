@@ -68,8 +68,8 @@ EXAMPLE_FILES = RULE_FILES + DEFECT_FILES + ORG_RULE_FILES
 
 UPDATE = os.environ.get("KVLINT_UPDATE_EXAMPLES", "") not in ("", "0")
 UPDATE_COMMAND = "KVLINT_UPDATE_EXAMPLES=1 .venv/bin/python -m pytest tests/test_rule_examples.py"
-if UPDATE:  # rewriting files: every example on one xdist worker, so no two rewrite one file at once
-    pytestmark = pytest.mark.xdist_group("rule-files")
+# Rewriting files is safe under xdist: --dist loadfile runs every example of this file on one worker,
+# so no two workers rewrite one rule file at once.
 
 Finding = Tuple[int, int, str]
 

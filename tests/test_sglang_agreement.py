@@ -28,10 +28,6 @@ sys.path.insert(0, str(DERIVE))
 import sglang_compare as C  # noqa: E402
 
 
-# One worker runs the whole module, so the module-scoped comparison is computed once, not once per
-# xdist worker that happens to receive one of its tests.
-pytestmark = pytest.mark.xdist_group("sglang_agreement")
-
 
 @pytest.fixture(scope="module")
 def comparison():

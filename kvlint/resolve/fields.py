@@ -83,18 +83,13 @@ def model_geometry(
     config_path = get(data, "model", "config", kind=str)
     if config_path:
         resolved = (manifest_path.parent if manifest_path else Path.cwd()) / config_path
-        try:
-            base = read_config(resolved, name=name)
-            model_facts["source"] = "config"
-            _config_quantization(resolved, f"model.config {config_path}", model_facts, checkpoint)
-        except (ConfigError, OSError, ValueError) as exc:
-            model_facts["config_error"] = f"cannot use model.config {config_path}: {_reason(exc)}"
-            # stated by the user (model.config, -m FILE, a model-config statement) and unreadable
-            # or broken: an error (KV211), even when the catalog knows the model (docs/security.md).
-            # A file read whole whose model kvlint cannot size (a hybrid) is kvlint's limit, not
-            # the file's fault: that stays KV203's warning.
-            if not any(marker in str(exc) for marker in _UNSIZED_MODEL):
-                model_facts["config_unreadable"] = model_facts["config_error"]
+        base, exc = _read_config_file(resolved, name, "config", f"model.config {config_path}", model_facts, checkpoint)
+        # stated by the user (model.config, -m FILE, a model-config statement) and unreadable or
+        # broken: an error (KV211), even when the catalog knows the model (docs/security.md). A
+        # file read whole whose model kvlint cannot size (a hybrid) is kvlint's limit, not the
+        # file's fault: that stays KV203's warning.
+        if exc is not None and not any(marker in str(exc) for marker in _UNSIZED_MODEL):
+            model_facts["config_unreadable"] = model_facts["config_error"]
     entry, member = catalogs.models.resolve(name) if name else (None, None)
     lookup_name = name
     if entry is None and name and get(data, "engine", "name", kind=str) == "ollama":
@@ -107,12 +102,8 @@ def model_geometry(
         # it is the checkpoint itself, where the catalog (or a family member) stands in for it
         cached = cached_config(lookup_name)
         if cached is not None:
-            try:
-                base = read_config(cached, name=name)
-                model_facts["source"] = "hf-cache"
-                _config_quantization(cached, f"{lookup_name} in the Hugging Face cache", model_facts, checkpoint)
-            except (ConfigError, OSError, ValueError) as exc:
-                model_facts["config_error"] = f"cannot use {cached}: {_reason(exc)}"
+            base, _ = _read_config_file(cached, name, "hf-cache", f"{lookup_name} in the Hugging Face cache",
+                                        model_facts, checkpoint, shown=str(cached))
     if entry is not None:
         model_facts["catalog_id"] = getattr(entry, "id", name)
         if member is not None and model_facts.get("source") != "hf-cache":
@@ -148,6 +139,22 @@ def model_geometry(
         except (ConfigError, ValueError) as exc:
             model_facts.setdefault("config_error", f"model.geometry is incomplete: {_reason(exc)}")
     return base
+
+
+def _read_config_file(path: Path, name: Optional[str], source: str, label: str, model_facts: Dict[str, Any],
+                      checkpoint: Dict[str, Any], shown: Optional[str] = None,
+                      ) -> Tuple[Optional[ModelGeometry], Optional[BaseException]]:
+    """The geometry of a config file on disk (the manifest's model.config, or the model's own
+    config.json in the Hugging Face cache) with its weights format recorded; on failure None and
+    the exception, with `config_error` saying why (naming `shown`, else the label)."""
+    try:
+        base = read_config(path, name=name)
+    except (ConfigError, OSError, ValueError) as exc:
+        model_facts["config_error"] = f"cannot use {shown or label}: {_reason(exc)}"
+        return None, exc
+    model_facts["source"] = source
+    _config_quantization(path, label, model_facts, checkpoint)
+    return base, None
 
 
 def _config_quantization(path: Path, label: str, model_facts: Dict[str, Any], checkpoint: Dict[str, Any]) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import invoke
-from kvlint.catalog.hf_config import checkpoint_quantization
+from kvlint.catalog.hf_config import checkpoint_kv_scales, checkpoint_quantization
 
 # Qwen/Qwen2.5-7B-Instruct-AWQ config.json (https://huggingface.co/Qwen/Qwen2.5-7B-Instruct-AWQ/blob/main/config.json)
 QWEN_AWQ = {
@@ -57,6 +57,43 @@ def test_unknown_is_unknown(quant):
 
 def test_no_quantization_config():
     assert checkpoint_quantization({"model_type": "llama"}) is None
+
+
+def test_a_kv_cache_only_recipe_leaves_the_weights_unquantized():
+    """llm-compressor with only a kv_cache_scheme writes no config_groups: vLLM gives every linear
+    layer UnquantizedLinearMethod (compressed_tensors.py get_quant_method, v0.15.0)."""
+    quant = {"quant_method": "compressed-tensors", "config_groups": {}, "format": "dense",
+             "kv_cache_scheme": {"num_bits": 8, "type": "float", "strategy": "tensor", "symmetric": True,
+                                 "dynamic": False}}
+    assert checkpoint_quantization({"quantization_config": quant}) is None
+    assert checkpoint_kv_scales({"quantization_config": quant})[:2] == ("per-tensor", "compressed-tensors")
+    # config_groups that quantize activations only still leave the weights format unknown
+    activations = dict(quant, config_groups={"g": {"input_activations": {"num_bits": 8}}})
+    assert checkpoint_quantization({"quantization_config": activations})[0] == "unknown"
+
+
+@pytest.mark.parametrize("quant,expected", [
+    # compressed-tensors: CompressedTensorsKVCacheMethod.validate_kv_cache_scheme takes tensor and
+    # attn_head (compressed_tensors.py, vLLM v0.15.0); other strategies are not read
+    ({"quant_method": "compressed-tensors", "kv_cache_scheme": {"num_bits": 8, "type": "float", "strategy": "tensor"}},
+     ("per-tensor", "compressed-tensors")),
+    ({"quant_method": "compressed-tensors", "kv_cache_scheme": {"num_bits": 8, "type": "float", "strategy": "attn_head"}},
+     ("per-head", "compressed-tensors")),
+    ({"quant_method": "compressed-tensors", "kv_cache_scheme": {"num_bits": 8, "type": "float", "strategy": "channel"}},
+     None),
+    ({"quant_method": "compressed-tensors", "kv_cache_scheme": None}, None),
+    # ModelOpt: kv_cache_quant_algo, or an 8-bit float kv_cache_scheme (modelopt.py from_config, v0.33.0)
+    ({"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}, ("per-tensor", "modelopt")),
+    ({"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_scheme": {"dynamic": False, "num_bits": 8, "type": "float"}},
+     ("per-tensor", "modelopt")),
+    ({"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_quant_algo": "NVFP4"}, None),
+    ({"quant_method": "modelopt", "quant_algo": "FP8"}, None),
+    # an AWQ checkpoint says nothing about the KV cache
+    ({"quant_method": "awq", "bits": 4, "group_size": 128}, None),
+])
+def test_checkpoint_kv_scales(quant, expected):
+    found = checkpoint_kv_scales({"quantization_config": quant})
+    assert (found[:2] if found else None) == expected
 
 
 MANIFEST = """\

@@ -559,7 +559,7 @@ def _group_scales(group: Optional[int], zeros_bits: Optional[int]) -> Optional[f
 def checkpoint_quantization(config: Any) -> Optional[Tuple[str, str, Optional[float]]]:
     """The weights format a config.json's `quantization_config` states, as
     (format, how it was read, scale bytes per quantized weight); None when the config has no
-    quantization_config. The format is a WEIGHT_DTYPE_BYTES spelling, or `unknown` when the
+    quantization_config or one that quantizes only the KV cache. The format is a WEIGHT_DTYPE_BYTES spelling, or `unknown` when the
     method, or its bits, is not one kvlint prices (then the weights are unknown, never guessed).
 
     Layouts, as the engine allocates them (vLLM vllm/model_executor/layers/quantization/, v0.19.0):
@@ -609,6 +609,11 @@ def checkpoint_quantization(config: Any) -> Optional[Tuple[str, str, Optional[fl
         groups = quant.get("config_groups")
         weights = [g.get("weights") for g in groups.values() if isinstance(g, Mapping)] if isinstance(groups, Mapping) else []
         weights = [w for w in weights if isinstance(w, Mapping)]
+        if not groups and isinstance(quant.get("kv_cache_scheme"), Mapping):
+            # a KV-cache-only recipe: no config_groups, so every linear layer gets vLLM's
+            # UnquantizedLinearMethod (CompressedTensorsConfig.get_quant_method, compressed_tensors.py
+            # v0.15.0) and the weights load in the model's dtype: no weights format to record
+            return None
         if not weights:
             return "unknown", where + ", no config_groups weights)", None
         w = weights[0]
@@ -634,6 +639,54 @@ def checkpoint_quantization(config: Any) -> Optional[Tuple[str, str, Optional[fl
     if method == "mxfp4":
         return "mxfp4", where + ")", None
     return "unknown", where + ")", None
+
+
+def checkpoint_kv_scales(config: Any) -> Optional[Tuple[str, str, str]]:
+    """The KV scales a config.json's `quantization_config` says the checkpoint carries, as
+    (granularity, scheme, how it was read), or None when it states no KV quantization or one
+    kvlint does not read. `granularity` is a model.kv_scales value (per-tensor, per-head);
+    `scheme` is the producer's format, which decides what an engine does with it:
+
+    - compressed-tensors (llm-compressor): `kv_cache_scheme` with `strategy` tensor (one k/v scale
+      per layer) or attn_head (one per KV head). vLLM turns `--kv-cache-dtype auto` into fp8 for
+      such a checkpoint (`Attention.__init__`, vllm/model_executor/layers/attention/attention.py
+      L287-291, v0.33.0; vllm/attention/layer.py L199, v0.15.0) and refuses any other strategy
+      (`CompressedTensorsKVCacheMethod.validate_kv_cache_scheme`, compressed_tensors.py v0.15.0:
+      tensor or attn_head; v0.12.0: tensor only).
+    - modelopt (NVIDIA ModelOpt): `kv_cache_quant_algo` "FP8", or in newer exports a
+      `kv_cache_scheme` of 8-bit floats (`ModelOptQuantConfigBase.from_config`,
+      vllm/model_executor/layers/quantization/modelopt.py L333-355, v0.33.0): per-tensor k/v
+      scales. vLLM loads them but keeps `auto` in the model dtype (ModelOpt's config has no
+      `kv_cache_scheme` attribute, which is what attention.py looks for)."""
+    if not isinstance(config, Mapping):
+        return None
+    quant = config.get("quantization_config")
+    if not isinstance(quant, Mapping) and isinstance(config.get("text_config"), Mapping):
+        quant = config["text_config"].get("quantization_config")
+    if not isinstance(quant, Mapping):
+        return None
+    method = str(quant.get("quant_method") or "").strip().lower()
+    producer = quant.get("producer")
+    producer_name = str(producer.get("name") or "").lower() if isinstance(producer, Mapping) else ""
+    scheme = quant.get("kv_cache_scheme")
+    if method == "compressed-tensors":
+        if not isinstance(scheme, Mapping):
+            return None
+        strategy = scheme.get("strategy")
+        granularity = {"tensor": "per-tensor", "attn_head": "per-head"}.get(strategy)  # type: ignore[arg-type]
+        if granularity is None:
+            return None
+        return (granularity, "compressed-tensors",
+                f"its quantization_config (compressed-tensors kv_cache_scheme, strategy {strategy})")
+    if method == "modelopt" or (not method and producer_name == "modelopt"):
+        algo = quant.get("kv_cache_quant_algo")
+        if isinstance(algo, str) and algo.strip().upper() == "FP8":
+            return "per-tensor", "modelopt", "its quantization_config (modelopt kv_cache_quant_algo FP8)"
+        if isinstance(scheme, Mapping) and scheme.get("type") == "float" and scheme.get("num_bits") == 8:
+            return "per-tensor", "modelopt", "its quantization_config (modelopt kv_cache_scheme, 8-bit float)"
+        if isinstance(scheme, str) and scheme.strip().upper() == "FP8":
+            return "per-tensor", "modelopt", "its quantization_config (modelopt kv_cache_scheme FP8)"
+    return None
 
 
 # --- the manifest's model.geometry block -------------------------------------------------------

@@ -133,7 +133,12 @@ class FactsBuilder:
         facts["source"] = None
         geometry = model_geometry(self.data, self.manifest_path, self.catalogs, self.facts, self._checkpoint)
         facts["known"] = geometry is not None
-        facts["kv_scales"] = get(self.data, "model", "kv_scales", kind=str) or "none"
+        stated = get(self.data, "model", "kv_scales", kind=str)
+        # unstated: what the checkpoint's own config.json says (compressed-tensors kv_cache_scheme,
+        # ModelOpt kv_cache_quant_algo), else none
+        facts["kv_scales"] = stated or facts.get("checkpoint_kv_scales") or "none"
+        facts["kv_scales_source"] = ("manifest" if stated else facts.get("checkpoint_kv_scales_source")
+                                     if facts.get("checkpoint_kv_scales") else None)
         if geometry is not None:
             kinds = [layer.kind for layer in geometry.layers]
             facts.update(
@@ -290,10 +295,13 @@ class FactsBuilder:
         checkpoint = self.facts["model"]["kv_scales"]
         auto_quantized = False
         if (dtype_literal == "auto" and checkpoint != "none" and engine_name == "vllm"
+                and self.facts["model"].get("checkpoint_kv_scheme") != "modelopt"
                 and view.default("checkpoint_kv_scheme_auto") != "model_dtype"):
             # vLLM: a checkpoint KV scheme turns `auto` into fp8 (`Attention.__init__`,
             # vllm/model_executor/layers/attention/attention.py L288, v0.33.0), from 0.14.0 only:
             # up to 0.13.x the cache stays in the model dtype (catalog `checkpoint_kv_scheme_auto`).
+            # It looks for compressed-tensors' `kv_cache_scheme`: a ModelOpt config (read from the
+            # checkpoint's config.json) has none, so its `auto` stays in the model dtype.
             auto_quantized = True
             fmt = view.storage_format("fp8", mdtype, gpu)
         quantized = fmt is not None and fmt not in UNQUANTIZED_FORMATS

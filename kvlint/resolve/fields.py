@@ -18,6 +18,7 @@ from kvlint.catalog.hf_config import (
     LINEAR_LAYER_TYPES,
     ConfigError,
     cached_config,
+    checkpoint_kv_scales,
     checkpoint_quantization,
     linear_layer_count,
     manifest_geometry_overrides,
@@ -169,6 +170,15 @@ def _config_quantization(path: Path, label: str, model_facts: Dict[str, Any], ch
 
 
 def _record_quantization(config: Any, label: str, model_facts: Dict[str, Any], checkpoint: Dict[str, Any]) -> None:
+    """Record what a config.json's quantization_config states: the KV scales the checkpoint
+    carries (model.kv_scales when the manifest does not say) and the weights format."""
+    try:
+        kv = checkpoint_kv_scales(config)
+    except (ConfigError, ValueError):
+        kv = None
+    if kv is not None:
+        model_facts["checkpoint_kv_scales"], model_facts["checkpoint_kv_scheme"], where = kv
+        model_facts["checkpoint_kv_scales_source"] = f"{label}: {where}"
     try:
         found = checkpoint_quantization(config)
     except (ConfigError, ValueError):

@@ -450,7 +450,7 @@ def load_bytes(raw: bytes, path: str) -> LoadedFile:
 # Compiled on first use (re caches it): most files hold no suppression (start-up time).
 _SUPPRESSION = r"#\s*kvlint:\s*ignore\[(?P<codes>[^\]]*)\](?:\s*--\s*(?P<reason>.*))?\s*$"
 # Anywhere in the file's comments, for the whole file: `ignore-file` (every code) or
-# `ignore-file[KV301,KV5]` (codes, prefixes, names), as ruff's `# ruff: noqa[: codes]`.
+# `ignore-file[KV301,KV5]` (codes, prefixes, names), as ruff's file-level noqa comment does.
 _FILE_SUPPRESSION = r"#\s*kvlint:\s*ignore-file(?:\[(?P<codes>[^\]]*)\])?(?:\s*--\s*(?P<reason>.*))?\s*$"
 
 

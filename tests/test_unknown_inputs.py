@@ -102,6 +102,44 @@ def test_a_model_in_the_local_hugging_face_cache_is_read_offline(tmp_path, monke
     assert kv203 and kv203[0]["severity"] == "warning"  # unknown, not an error that fails CI
 
 
+def test_a_pinned_revision_reads_its_own_snapshot_of_the_local_cache(tmp_path, monkeypatch):
+    """model.revision picks the snapshot: a 40-hex commit is snapshots/<commit>, a branch or tag
+    the commit refs/<name> holds; a pinned revision the cache lacks is not answered with another
+    snapshot (that would be another checkpoint). Offline: nothing is fetched."""
+    main, pinned = "a" * 40, "b" * 40
+    repo = tmp_path / "hub" / "models--acme--ft"
+    for commit, source in ((main, "examples/models/qwen2.5-7b-support-ft/config.json"),
+                           (pinned, "tests/data/hub/configs/Qwen--Qwen3-8B.json")):
+        (repo / "snapshots" / commit).mkdir(parents=True)
+        (repo / "snapshots" / commit / "config.json").write_bytes((REPO_ROOT / source).read_bytes())
+    layers = {commit: json.loads((repo / "snapshots" / commit / "config.json").read_text())["num_hidden_layers"]
+              for commit in (main, pinned)}
+    assert layers[main] != layers[pinned]
+    (repo / "refs" / "pr").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(main, encoding="utf-8")
+    (repo / "refs" / "v2").write_text(pinned, encoding="utf-8")
+    (repo / "refs" / "pr" / "1").write_text(pinned, encoding="utf-8")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("KVLINT_CACHE_DIR", str(tmp_path / "kvlint-cache"))
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "kvlint.toml").write_text("# defaults\n", encoding="utf-8")
+    monkeypatch.chdir(work)
+    base = MANIFEST.format(extra="").replace("meta-llama/Llama-3.1-8B-Instruct", "acme/ft")
+    cases = {None: layers[main], pinned: layers[pinned], "v2": layers[pinned], "refs/pr/1": layers[pinned],
+             "c" * 40: None, "no-such-branch": None}
+    for index, (revision, expected) in enumerate(cases.items()):
+        text = base if revision is None else base.replace("{name: acme/ft}", f"{{name: acme/ft, revision: {revision}}}")
+        assert revision is None or f"revision: {revision}" in text
+        (work / f"d{index}.yaml").write_text(text, encoding="utf-8")
+        model = json.loads(invoke(["facts", f"d{index}.yaml"]).stdout)[0]["model"]
+        if expected is None:
+            assert model["source"] != "hf-cache" and not model["known"], revision
+        else:
+            assert (model["source"], model["num_layers"]) == ("hf-cache", expected), revision
+
+
 def test_a_unicode_digit_in_the_skip_set_is_an_unrecognised_entry(tmp_path, monkeypatch):
     """str.isdigit() is true for "²", which int() refuses: found by the semantic fuzz test."""
     text = MANIFEST.format(extra="").replace("RTX-3090", "H100-SXM-80GB").replace(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
@@ -874,27 +875,37 @@ def remembered_lookups() -> Iterator[None]:
         _LOOKUPS[0] = previous
 
 
-def cached_config(name: str, environ: Optional[Mapping[str, str]] = None) -> Optional[Path]:
-    """The config.json of model `name` in the local Hugging Face cache, offline, or None
-    (_cached_config; remembered within remembered_lookups())."""
+def cached_config(name: str, environ: Optional[Mapping[str, str]] = None,
+                  revision: Optional[str] = None) -> Optional[Path]:
+    """The config.json of model `name` (at `revision`, else main) in the local Hugging Face cache,
+    offline, or None (_cached_config; remembered within remembered_lookups())."""
     memo = _LOOKUPS[0]
     if memo is None:
-        return _cached_config(name, environ)
+        return _cached_config(name, environ, revision)
     env = os.environ if environ is None else environ
-    key = (env.get("HF_HUB_CACHE"), env.get("HF_HOME"), os.environ.get("HOME"), name)
+    key = (env.get("HF_HUB_CACHE"), env.get("HF_HOME"), os.environ.get("HOME"), name, revision)
     if key not in memo:
-        memo[key] = _cached_config(name, environ)
+        memo[key] = _cached_config(name, environ, revision)
     return memo[key]
 
 
-def _cached_config(name: str, environ: Optional[Mapping[str, str]] = None) -> Optional[Path]:
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+def _cached_config(name: str, environ: Optional[Mapping[str, str]] = None,
+                   revision: Optional[str] = None) -> Optional[Path]:
     """The config.json of model `name` in the local Hugging Face cache, offline, or None.
 
     The hub cache is `$HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`; a
     model lives in `models--{org}--{name}/snapshots/<commit>/`, the commit being the one
     `refs/main` names (else the only snapshot)
-    (https://huggingface.co/docs/huggingface_hub/guides/manage-cache)."""
+    (https://huggingface.co/docs/huggingface_hub/guides/manage-cache). A pinned `revision` is
+    that commit's snapshot (a 40-hex commit) or the commit `refs/<revision>` names (a branch,
+    tag or `refs/pr/N`), and nothing else: another snapshot is another checkpoint."""
     env = os.environ if environ is None else environ
+    if revision is not None and (not revision or ".." in revision or revision.startswith(("/", "\\"))
+                                 or "\\" in revision or "\x00" in revision):
+        return None
     if not name or "/" not in name or name.count("/") > 1 or ".." in name:
         return None
     if env.get("HF_HUB_CACHE"):
@@ -907,6 +918,14 @@ def _cached_config(name: str, environ: Optional[Mapping[str, str]] = None) -> Op
         except (RuntimeError, KeyError, OSError):  # no HOME and no passwd entry: no cache to look in
             return None
     repo = hub / ("models--" + name.replace("/", "--"))
+    if revision is not None:
+        try:
+            commit = revision if _COMMIT.fullmatch(revision) else (
+                repo / "refs" / revision.replace("refs/", "", 1)).read_text(encoding="utf-8").strip()
+            candidate = repo / "snapshots" / commit / "config.json"
+            return candidate if _COMMIT.fullmatch(commit) and candidate.is_file() else None
+        except (OSError, ValueError):
+            return None
     try:
         ref = (repo / "refs" / "main").read_text(encoding="utf-8").strip()
         candidate = repo / "snapshots" / ref / "config.json"

@@ -101,7 +101,7 @@ def model_geometry(
     if base is None and lookup_name:
         # the model's own config.json in the local Hugging Face cache comes before the catalog:
         # it is the checkpoint itself, where the catalog (or a family member) stands in for it
-        cached = cached_config(lookup_name)
+        cached = cached_config(lookup_name, revision=hub_revision(data))
         if cached is not None:
             base, _ = _read_config_file(cached, name, "hf-cache", f"{lookup_name} in the Hugging Face cache",
                                         model_facts, checkpoint, shown=str(cached))
@@ -287,7 +287,7 @@ def linear_layers(data: Dict[str, Any], manifest_path: Optional[Path]) -> Option
     if config_path:
         candidates.append((manifest_path.parent if manifest_path else Path.cwd()) / config_path)
     elif name:
-        cached = cached_config(name)
+        cached = cached_config(name, revision=hub_revision(data))
         if cached is not None:
             candidates.append(cached)
     for path in candidates:

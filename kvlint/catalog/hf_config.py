@@ -436,6 +436,8 @@ def geometry_from_config(config: Mapping[str, Any], name: str) -> ModelGeometry:
         source="config",
         hidden_size=_config_dim(text, ("hidden_size", "n_embd", "d_model")),
         intermediate_size=_config_dim(text, ("intermediate_size", "n_inner", "ffn_dim")),
+        # the logits' width: vLLM's sampler warm-up allocates max_num_seqs x vocab_size (capacity)
+        vocab_size=_config_dim(text, ("vocab_size",)) or _config_dim(config, ("vocab_size",)),
         # the engines key model-specific config rewrites by it (vLLM's DeepseekV32ForCausalLM
         # verify_and_update_config, vllm/model_executor/models/config.py v0.17.1)
         architectures=tuple(a for a in (config.get("architectures") or ()) if isinstance(a, str))

@@ -14,7 +14,6 @@ import math
 from dataclasses import replace
 from typing import Any, List, Optional, Tuple
 
-from kvlint.capacity.sglang_load import sglang_weight_load
 from kvlint.capacity.vllm_mxfp4 import vllm_mxfp4_moe
 from kvlint.deployment import Deployment
 from kvlint.records import dataclass
@@ -781,6 +780,8 @@ def sglang_pool(deployment: Deployment) -> PoolEstimate:
                                                   "cannot be computed",), mfs)
     checkpoint = weights
     # what SGLang's load holds beyond params x dtype: its "mem usage" (kvlint/capacity/sglang_load.py)
+    from kvlint.capacity.sglang_load import sglang_weight_load  # SGLang only: not a vLLM check's start-up
+
     load_extra, load_text = sglang_weight_load(deployment, weights)
     weights += load_extra
     if load_text:

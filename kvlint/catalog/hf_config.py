@@ -559,6 +559,16 @@ def _group_scales(group: Optional[int], zeros_bits: Optional[int]) -> Optional[f
     return (2 + (zeros_bits or 0) / 8) / group
 
 
+def _quantization_config(config: Any) -> Optional[Mapping[str, Any]]:
+    """A config.json's `quantization_config` (a multimodal model's may sit in text_config), or None."""
+    if not isinstance(config, Mapping):
+        return None
+    quant = config.get("quantization_config")
+    if not isinstance(quant, Mapping) and isinstance(config.get("text_config"), Mapping):
+        quant = config["text_config"].get("quantization_config")
+    return quant if isinstance(quant, Mapping) else None
+
+
 def checkpoint_quantization(config: Any) -> Optional[Tuple[str, str, Optional[float]]]:
     """The weights format a config.json's `quantization_config` states, as
     (format, how it was read, scale bytes per quantized weight); None when the config has no
@@ -572,12 +582,8 @@ def checkpoint_quantization(config: Any) -> Optional[Tuple[str, str, Optional[fl
     with one fp32 scale per row; compressed_tensors/: `config_groups[*].weights` num_bits, type
     and strategy (group: one scale per group_size); fp8.py: one fp32 scale per tensor, or per
     weight_block_size block; modelopt.py: quant_algo FP8 or NVFP4; mxfp4.py: MXFP4 MoE experts."""
-    if not isinstance(config, Mapping):
-        return None
-    quant = config.get("quantization_config")
-    if not isinstance(quant, Mapping) and isinstance(config.get("text_config"), Mapping):
-        quant = config["text_config"].get("quantization_config")
-    if not isinstance(quant, Mapping):
+    quant = _quantization_config(config)
+    if quant is None:
         return None
     method = str(quant.get("quant_method") or "").strip().lower()
     where = f"its quantization_config (quant_method {method or 'not given'}"
@@ -661,12 +667,8 @@ def checkpoint_kv_scales(config: Any) -> Optional[Tuple[str, str, str]]:
       vllm/model_executor/layers/quantization/modelopt.py L333-355, v0.33.0): per-tensor k/v
       scales. vLLM loads them but keeps `auto` in the model dtype (ModelOpt's config has no
       `kv_cache_scheme` attribute, which is what attention.py looks for)."""
-    if not isinstance(config, Mapping):
-        return None
-    quant = config.get("quantization_config")
-    if not isinstance(quant, Mapping) and isinstance(config.get("text_config"), Mapping):
-        quant = config["text_config"].get("quantization_config")
-    if not isinstance(quant, Mapping):
+    quant = _quantization_config(config)
+    if quant is None:
         return None
     method = str(quant.get("quant_method") or "").strip().lower()
     producer = quant.get("producer")

@@ -136,9 +136,12 @@ class FactsBuilder:
         stated = get(self.data, "model", "kv_scales", kind=str)
         # unstated: what the checkpoint's own config.json says (compressed-tensors kv_cache_scheme,
         # ModelOpt kv_cache_quant_algo), else none
-        facts["kv_scales"] = stated or facts.get("checkpoint_kv_scales") or "none"
-        facts["kv_scales_source"] = ("manifest" if stated else facts.get("checkpoint_kv_scales_source")
-                                     if facts.get("checkpoint_kv_scales") else None)
+        if stated:
+            facts["kv_scales"], facts["kv_scales_source"] = stated, "manifest"
+        elif facts.get("checkpoint_kv_scales"):
+            facts["kv_scales"], facts["kv_scales_source"] = facts["checkpoint_kv_scales"], facts["checkpoint_kv_scales_source"]
+        else:
+            facts["kv_scales"], facts["kv_scales_source"] = "none", None
         if geometry is not None:
             kinds = [layer.kind for layer in geometry.layers]
             facts.update(

@@ -199,6 +199,8 @@ class Rulebook:
         engine = _dig(facts, "engine.name")
         version = _dig(facts, "engine.version")
         kind = _dig(facts, "kind") or "Deployment"
+        if isinstance(enabled, (list, tuple)):
+            enabled = frozenset(enabled)  # membership once per rule: a list is searched each time
         fired: List[Tuple[Rule, str, str]] = []
         for rule in self._applying(stage, engine, version, kind):
             if enabled is not None and rule.code not in enabled:

@@ -26,10 +26,9 @@ Mirrors, in pure Python, what one vLLM worker does between the memory profile an
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from kvlint.records import dataclass
+from kvlint.records import dataclass, replace
 from kvlint.capacity.layout import (
     UNQUANTIZED_FORMATS,
     format_token_bytes,

@@ -15,12 +15,12 @@ from typing import Any, ClassVar, Dict, List
 import pytest
 
 from kvlint.catalog import load_catalogs
-from kvlint.catalog.selection import _predict, predict_backend
+from kvlint.catalog.engines import load_engine_catalog
+from kvlint.catalog.selection import predict_backend, select_backend
 from kvlint.conditions import compile_condition, json_equal
 from kvlint.deployment import LayerPlan
-from kvlint.plan.space import _copied
+from kvlint.plan.space import copy_manifest
 from kvlint.records import dataclass, replace
-from kvlint.resolve import remedy as remedy_module
 from kvlint.resolve.builder import layer_plans
 from kvlint.resolve.remedy import RemedySearch, Setup, remembered_remedies
 from kvlint.schema import non_finite
@@ -45,8 +45,7 @@ def test_serves_tells_a_sparse_mla_model_from_a_dense_one_in_either_order(first:
     """vLLM routes an MLA model by its sparsity (index_topk): FLASHMLA_SPARSE serves a sparse
     one, FLASH_ATTN_MLA a dense one. The per-release memo once left sparsity out of its key, so
     whichever model was asked about first decided the answer for the other."""
-    release = CATALOGS.engines.release("vllm", "0.33.0")
-    release.__dict__.pop("_serves_memo", None)
+    release = load_engine_catalog().release("vllm", "0.33.0")  # a fresh view: nothing remembered yet
     answers = {}
     for sparse in (first, not first):
         search = RemedySearch(CATALOGS, release, _mla_setup(sparse))
@@ -116,7 +115,6 @@ def test_nothing_is_remembered_outside_the_scope(monkeypatch) -> None:
         for _ in range(3):
             RemedySearch(CATALOGS, release, _refused_setup()).remedy("kv_dtype")
     assert len(calls) == 3
-    assert remedy_module._REMEMBERED[0] is None
     RemedySearch(CATALOGS, release, _refused_setup()).remedy("kv_dtype")
     assert len(calls) == 4
 
@@ -137,7 +135,7 @@ PREDICT_CASES = [
 def test_a_remembered_prediction_equals_a_fresh_one(case) -> None:
     engine, version, cc, vendor, literal, head, mla, sinks = case
     release = CATALOGS.engines.release(engine, version)
-    fresh = _predict(release, cc, vendor, literal, head, mla, sinks, None, False, frozenset(), False, None, None)
+    fresh = select_backend(release, cc, vendor, literal, head, mla, sinks, None, False, frozenset(), False, None, None)
     assert predict_backend(release, cc, vendor, literal, head, mla, has_sinks=sinks) == fresh
     assert predict_backend(release, cc, vendor, literal, head, mla, has_sinks=sinks) == fresh
 
@@ -150,7 +148,7 @@ def test_a_remembered_prediction_changes_with_its_inputs() -> None:
     chosen = [predict_backend(release, cc, "nvidia", literal, 128, False).backend for cc, literal in asked]
     assert chosen == ["FLASH_ATTN", "FLASHINFER", "FLASHINFER", "FLASH_ATTN"]
     for cc, literal in asked:
-        assert predict_backend(release, cc, "nvidia", literal, 128, False) == _predict(
+        assert predict_backend(release, cc, "nvidia", literal, 128, False) == select_backend(
             release, cc, "nvidia", literal, 128, False, False, None, False, frozenset(), False, None, None)
 
 
@@ -194,8 +192,8 @@ def test_layout_answers_of_a_layers_tuple_equal_the_computation() -> None:
         class Holder:
             layers = plans
 
-        assert layout.requested_format(Holder) == layout._requested_format(plans)
-        assert tuple(layout._whole_model_layers(Holder)) == layout._layer_classes(plans)
+        assert layout.requested_format(Holder) == layout.most_common_format(plans)
+        assert layout.requested_format(Holder) == ("fp8_e4m3" if len(skip) < len(plans) else "bf16")
     # a list is never remembered: changing it changes the answer
     mutable = list(layer_plans(geometry.layers, "fp8_e4m3", "bf16", set(), True))
 
@@ -207,18 +205,18 @@ def test_layout_answers_of_a_layers_tuple_equal_the_computation() -> None:
     assert layout.requested_format(ListHolder) == "bf16"
 
 
-def test_stage_layers_key_is_equal_exactly_when_the_plans_are() -> None:
-    from kvlint.capacity.vllm import _StageLayers, _stage_layers
+def teststage_layers_key_is_equal_exactly_when_the_plans_are() -> None:
+    from kvlint.capacity.vllm import StageLayers, stage_layers
 
     geometry = CATALOGS.models.lookup("meta-llama/Llama-3.1-8B-Instruct").geometry()
     plans = layer_plans(geometry.layers, "fp8_e4m3", "bf16", set(), True)
     same = tuple(copy.copy(p) for p in plans)
     other = layer_plans(geometry.layers, "fp8_e4m3", "bf16", {3}, True)
-    key = _stage_layers(plans, 0, len(plans))
-    assert isinstance(key, _StageLayers) and _stage_layers(plans, 0, len(plans)) is key
-    assert key == _StageLayers(same) and hash(key) == hash(_StageLayers(same))
-    assert key != _StageLayers(other) and key != _stage_layers(plans, 0, 16)
-    assert {key: 1}.get(_StageLayers(same)) == 1
+    key = stage_layers(plans, 0, len(plans))
+    assert isinstance(key, StageLayers) and stage_layers(plans, 0, len(plans)) is key
+    assert key == StageLayers(same) and hash(key) == hash(StageLayers(same))
+    assert key != StageLayers(other) and key != stage_layers(plans, 0, 16)
+    assert {key: 1}.get(StageLayers(same)) == 1
 
 
 # -- records.replace ------------------------------------------------------------------------
@@ -295,7 +293,7 @@ def test_compiled_objects_check_what_they_name() -> None:
 def test_a_plan_copy_is_a_deepcopy() -> None:
     shared = {"x": [1, 2.5, {"y": None}]}
     base = {"a": shared, "b": shared, "c": (1, [2]), "d": "text", 3: True}
-    copied = _copied(base, {})
+    copied = copy_manifest(base, {})
     assert copied == copy.deepcopy(base)
     assert copied["a"] is copied["b"] and copied["a"] is not shared  # shared stays shared, as deepcopy
     assert copied["c"][1] is not base["c"][1]

@@ -195,10 +195,10 @@ def _of_layers(name: str, layers: Tuple[LayerPlan, ...], compute) -> object:
 
 def requested_format(deployment: Deployment) -> Optional[CacheFormatId]:
     """The cache format the manifest asked for: the most common format of non-skipped layers."""
-    return _of_layers("requested_format", deployment.layers, _requested_format)  # type: ignore[return-value]
+    return _of_layers("requested_format", deployment.layers, most_common_format)  # type: ignore[return-value]
 
 
-def _requested_format(layers: Tuple[LayerPlan, ...]) -> Optional[CacheFormatId]:
+def most_common_format(layers: Tuple[LayerPlan, ...]) -> Optional[CacheFormatId]:
     counts: Dict[str, int] = {}
     for plan in layers:
         if not plan.skipped:
@@ -247,10 +247,10 @@ def _whole_model_layers(deployment: Deployment) -> Iterable[Tuple[LayerPlan, int
     Layers that differ only in their index cost the same bytes, so they are priced once and
     multiplied: a model is usually one or two classes of layers, not eighty.
     """
-    return _of_layers("whole_model_layers", deployment.layers, _layer_classes)  # type: ignore[return-value]
+    return _of_layers("whole_model_layers", deployment.layers, layer_classes)  # type: ignore[return-value]
 
 
-def _layer_classes(layers: Tuple[LayerPlan, ...]) -> Tuple[Tuple[LayerPlan, int, int], ...]:
+def layer_classes(layers: Tuple[LayerPlan, ...]) -> Tuple[Tuple[LayerPlan, int, int], ...]:
     classes: Dict[tuple, List] = {}
     for plan in layers:
         g = plan.geometry

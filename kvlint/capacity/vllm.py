@@ -326,7 +326,7 @@ _STAGE_DEFAULTS = ("int4_sliding_page_sizing", "skip_layer_block_alignment", "hy
                    "chunked_local_attn_hybrid_default")
 
 
-class _StageLayers:
+class StageLayers:
     """A stage's layer plans as part of a dict key, hashed once: hashing the tuple itself hashes
     every layer's records again on each look-up. Equal when the plans are equal."""
 
@@ -340,16 +340,16 @@ class _StageLayers:
         return self._hash
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is _StageLayers and (other.layers is self.layers or other.layers == self.layers)
+        return type(other) is StageLayers and (other.layers is self.layers or other.layers == self.layers)
 
 
-# _StageLayers by (id of the deployment's layers tuple, start, end); each value holds that tuple,
+# StageLayers by (id of the deployment's layers tuple, start, end); each value holds that tuple,
 # so its id is not reused while it is kept. Deployments of one configuration share the tuple
 # (kvlint.resolve.builder.layer_plans).
-_STAGE_LAYERS: Dict[Tuple[int, int, int], Tuple[Tuple[LayerPlan, ...], _StageLayers]] = {}
+_STAGE_LAYERS: Dict[Tuple[int, int, int], Tuple[Tuple[LayerPlan, ...], StageLayers]] = {}
 
 
-def _stage_layers(layers: Tuple[LayerPlan, ...], start: int, end: int) -> object:
+def stage_layers(layers: Tuple[LayerPlan, ...], start: int, end: int) -> object:
     if type(layers) is not tuple:  # a list could change under the key: a fresh tuple
         return tuple(layers[start:end])
     key = (id(layers), start, end)
@@ -357,7 +357,7 @@ def _stage_layers(layers: Tuple[LayerPlan, ...], start: int, end: int) -> object
     if hit is None or hit[0] is not layers:
         if len(_STAGE_LAYERS) >= _SHARED_MAX:
             _STAGE_LAYERS.clear()
-        hit = _STAGE_LAYERS[key] = (layers, _StageLayers(layers[start:end]))
+        hit = _STAGE_LAYERS[key] = (layers, StageLayers(layers[start:end]))
     return hit[1]
 
 
@@ -367,7 +367,7 @@ def _stage_inputs(deployment: Deployment, start: int, end: int, max_model_len: i
     the stage's layers, the format the whole model asked for, and the deployment's fields it
     consults (tests/test_plan.py compares the plan's judgements with cold `kvlint check` runs)."""
     return (
-        _stage_layers(deployment.layers, start, end), requested_format(deployment),
+        stage_layers(deployment.layers, start, end), requested_format(deployment),
         deployment.model.dtype if deployment.model else None,
         deployment.release_features, deployment.modelled_release,
         tuple(deployment.release_default(name) for name in _STAGE_DEFAULTS),

@@ -75,7 +75,7 @@ def predict_backend(
     except TypeError:  # an unhashable argument: answered, not remembered
         memo, hit = None, _UNSEEN
     if hit is _UNSEEN:
-        hit = _predict(release, gpu_cc, vendor, dtype_literal, head_size, is_mla, has_sinks, block_size,
+        hit = select_backend(release, gpu_cc, vendor, dtype_literal, head_size, is_mla, has_sinks, block_size,
                        per_head_scales, missing_packages, aiter, quantized, sparse)
         if memo is not None:
             memo[key] = hit
@@ -85,10 +85,11 @@ def predict_backend(
 _UNSEEN = object()
 
 
-def _predict(release: EngineRelease, gpu_cc: Optional[Tuple[int, int]], vendor: str, dtype_literal: str,
-             head_size: Optional[int], is_mla: bool, has_sinks: bool, block_size: Optional[int],
-             per_head_scales: bool, missing_packages: AbstractSet[str], aiter: bool,
-             quantized: Optional[bool], sparse: Optional[bool]) -> Optional[Selection]:
+def select_backend(release: EngineRelease, gpu_cc: Optional[Tuple[int, int]], vendor: str, dtype_literal: str,
+                   head_size: Optional[int], is_mla: bool, has_sinks: bool, block_size: Optional[int],
+                   per_head_scales: bool, missing_packages: AbstractSet[str], aiter: bool,
+                   quantized: Optional[bool], sparse: Optional[bool]) -> Optional[Selection]:
+    """predict_backend's walk, every argument given and nothing remembered."""
     platform = "rocm" if vendor == "amd" else "cuda"
     rule = release.selection_rule(platform, is_mla, gpu_cc if platform == "cuda" else None)
     if rule is None:

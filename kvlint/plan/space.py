@@ -276,7 +276,7 @@ def _apply_ggml(data: Dict[str, Any], candidate: Candidate) -> Dict[str, Any]:
 _ATOMS = (str, int, float, bool, type(None))
 
 
-def _copied(value: Any, memo: Dict[int, Any]) -> Any:
+def copy_manifest(value: Any, memo: Dict[int, Any]) -> Any:
     """copy.deepcopy(value, memo) for manifest data, in a fraction of its time (a plan copies
     the base manifest once per candidate): dicts and lists rebuilt, scalars kept (immutable),
     anything else through deepcopy itself. `memo` is deepcopy's (id -> copy), so a part the base
@@ -292,19 +292,19 @@ def _copied(value: Any, memo: Dict[int, Any]) -> Any:
             out: Any = {}
             memo[id(value)] = out
             for key, item in value.items():
-                out[key if type(key) in _ATOMS else copy.deepcopy(key, memo)] = _copied(item, memo)
+                out[key if type(key) in _ATOMS else copy.deepcopy(key, memo)] = copy_manifest(item, memo)
             return out
         out = []
         memo[id(value)] = out
         for item in value:
-            out.append(_copied(item, memo))
+            out.append(copy_manifest(item, memo))
         return out
     return copy.deepcopy(value, memo)
 
 
 def apply(base: Dict[str, Any], candidate: Candidate, engine: str) -> Dict[str, Any]:
     """The base manifest with the candidate's values written in (a new dict; base untouched)."""
-    data = _copied(base, {})
+    data = copy_manifest(base, {})
     if engine in GGML_ENGINES:
         return _apply_ggml(data, candidate)
     engine_section = data.setdefault("engine", {})

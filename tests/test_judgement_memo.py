@@ -305,3 +305,22 @@ def test_non_finite_still_finds_every_non_finite_number() -> None:
     data = {"a": [1.0, {"b": math.nan}], "c": math.inf, "d": "nan", "e": {"f": [-math.inf]}}
     assert [p for p, _ in non_finite(data)] == ["/a/1/b", "/c", "/e/f/0"]
     assert non_finite({"a": [1.0, {"b": 2}], "c": "inf"}) == []
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "properties": {"a": {"const": True}, "b": {"enum": ["x", "y"]}}, "required": ["a"]},
+    {"required": ["a"], "properties": {"a": {"const": True}}},
+    {"properties": {"a": {"type": "object", "properties": {"c": {"minimum": 2}}, "required": ["c"]}}},
+    {"type": "object", "description": "annotations only besides", "required": []},
+])
+def test_compiled_object_shapes_agree_with_jsonschema(schema: Dict[str, Any]) -> None:
+    """`type: object` + `properties` + `required` compile to one check: the same answers as
+    jsonschema's validator on objects, non-objects, missing and wrong members."""
+    from jsonschema import Draft202012Validator
+
+    reference = Draft202012Validator(schema)
+    check = compile_condition(schema)
+    values = VALUES + [{"a": True}, {"a": False}, {"a": True, "b": "x"}, {"a": True, "b": "z"}, {"b": "x"},
+                       {"a": {"c": 3}}, {"a": {"c": 1}}, {"a": {}}, {"a": {"c": "3"}}]
+    for value in values:
+        assert check(value) == reference.is_valid(value), (schema, value)

@@ -7,7 +7,7 @@ schema (wrong types read as unknown), so one typo does not hide every other find
 from __future__ import annotations
 
 import functools
-from dataclasses import field, replace
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Set, Tuple
 
@@ -18,7 +18,7 @@ from kvlint.config import Config
 from kvlint.deployment import Deployment
 from kvlint.findings import Finding
 from kvlint.load import Document
-from kvlint.records import dataclass
+from kvlint.records import dataclass, replace
 from kvlint.resolve import resolve
 from kvlint.resolve.fields import get
 from kvlint.rulebook import Rulebook, defect_data, defect_releases, rule_from_defect

@@ -64,6 +64,59 @@ def _number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def _always(v: Any) -> bool:
+    return True
+
+
+# The predicate of `true` and of a schema without assertions: a caller may drop it from a
+# conjunction (identity-compared, so it is one function object).
+_ALWAYS: Predicate = _always
+
+
+def _all_of(checks: List[Predicate]) -> Predicate:
+    """The conjunction of checks, as one call with a plain loop (the per-document cost of a
+    condition is mostly these calls: a generator inside all() costs twice a loop)."""
+    checks = [check for check in checks if check is not _ALWAYS]
+    if not checks:
+        return _ALWAYS
+    if len(checks) == 1:
+        return checks[0]
+    if len(checks) == 2:
+        first, second = checks
+        return lambda v: first(v) and second(v)
+
+    def all_of(v: Any) -> bool:
+        for check in checks:
+            if not check(v):
+                return False
+        return True
+
+    return all_of
+
+
+def _equal_to(value: Any) -> Predicate:
+    """json_equal(v, value) with the type tests of a scalar `value` decided once: a string equals
+    only a str, true/false only the same bool, null only None, a number any int or float but a
+    bool (JSON Schema: true is not 1, 1 is 1.0)."""
+    if type(value) is str:
+        return lambda v: type(v) is str and v == value
+    if value is None:
+        return lambda v: v is None
+    if value is True or value is False:
+        return lambda v: v is value
+    return lambda v: json_equal(v, value)
+
+
+def _one_of_values(options: Any) -> Predicate:
+    """enum: json_equal to one of the options; the options that are plain strings are looked up
+    in a set (a str equals a string option only when it is a str, as json_equal says)."""
+    strings = frozenset(o for o in options if type(o) is str)
+    others = [o for o in options if type(o) is not str]
+    if not others:
+        return lambda v: type(v) is str and v in strings
+    return lambda v: (type(v) is str and v in strings) or any(json_equal(v, option) for option in others)
+
+
 def compile_condition(
     schema: Any, root: Optional[Mapping[str, Any]] = None, linear_patterns: bool = False
 ) -> Optional[Predicate]:
@@ -87,11 +140,14 @@ class _Compiler:
 
     def compile(self, schema: Any) -> Predicate:
         if schema is True:
-            return lambda v: True
+            return _ALWAYS
         if schema is False:
             return lambda v: False
         if not isinstance(schema, Mapping):
             raise _Unsupported(repr(schema))
+        fused = self._object(schema)
+        if fused is not None:
+            return fused
         checks: List[Predicate] = []
         for keyword, value in schema.items():
             if keyword in _ANNOTATIONS or keyword in ("then", "else"):
@@ -103,11 +159,45 @@ class _Compiler:
                 checks.append(self._conditional(schema))
                 continue
             checks.append(self._keyword(keyword, value))
-        if not checks:
-            return lambda v: True
-        if len(checks) == 1:
-            return checks[0]
-        return lambda v: all(check(v) for check in checks)
+        return _all_of(checks)
+
+    def _object(self, schema: Mapping[str, Any]) -> Optional[Predicate]:
+        """The commonest shape of a condition and of the manifest schema's sections, `type:
+        object` with `properties` and `required`, as one call instead of one per keyword (the
+        same answer: on a non-object only `type` can fail; on an object `required` and
+        `properties` are tried in the schema's order, so a check that raises is reached exactly
+        when it would be). None for any other shape."""
+        keywords = [k for k in schema if k not in _ANNOTATIONS and k not in ("then", "else")]
+        if not keywords or not set(keywords) <= {"type", "properties", "required"}:
+            return None
+        if "type" in schema and schema["type"] != "object":
+            return None
+        if not isinstance(schema.get("properties", {}), Mapping):
+            return None
+        typed = "type" in schema
+        names = list(schema.get("required", ()))
+        items = [(name, self.compile(sub)) for name, sub in schema.get("properties", {}).items()]
+        items = [(name, check) for name, check in items if check is not _ALWAYS]
+        required_first = "required" in schema and (
+            "properties" not in schema or keywords.index("required") < keywords.index("properties"))
+
+        def object_check(v: Any) -> bool:
+            if not isinstance(v, dict):
+                return not typed
+            if required_first:
+                for name in names:
+                    if name not in v:
+                        return False
+            for name, check in items:
+                if name in v and not check(v[name]):
+                    return False
+            if not required_first:
+                for name in names:
+                    if name not in v:
+                        return False
+            return True
+
+        return object_check
 
     def _ref(self, ref: str) -> Predicate:
         if not ref.startswith("#"):
@@ -128,7 +218,17 @@ class _Compiler:
             raise _Unsupported("patternProperties")
         known = set(schema.get("properties", {}))
         extra = self.compile(value)
-        return lambda v: not isinstance(v, dict) or all(extra(v[k]) for k in v if k not in known)
+        if extra is _ALWAYS:
+            return _ALWAYS
+
+        def additional(v: Any) -> bool:
+            if isinstance(v, dict):
+                for k in v:
+                    if k not in known and not extra(v[k]):
+                        return False
+            return True
+
+        return additional
 
     def _conditional(self, schema: Mapping[str, Any]) -> Predicate:
         test = self.compile(schema["if"])
@@ -144,26 +244,51 @@ class _Compiler:
             if not all(name in _TYPES for name in names):
                 raise _Unsupported(keyword)
             tests = [_TYPES[name] for name in names]
+            if len(tests) == 1:
+                return tests[0]
             return lambda v: any(test(v) for test in tests)
         if keyword == "const":
-            return lambda v: json_equal(v, value)
+            return _equal_to(value)
         if keyword == "enum":
-            return lambda v: any(json_equal(v, option) for option in value)
+            return _one_of_values(value)
         if keyword == "required":
             names = list(value)
-            return lambda v: not isinstance(v, dict) or all(name in v for name in names)
+
+            def required(v: Any) -> bool:
+                if isinstance(v, dict):
+                    for name in names:
+                        if name not in v:
+                            return False
+                return True
+
+            return required
         if keyword == "properties":
             items = [(name, self.compile(sub)) for name, sub in value.items()]
-            return lambda v: not isinstance(v, dict) or all(p(v[n]) for n, p in items if n in v)
+            items = [(name, check) for name, check in items if check is not _ALWAYS]
+
+            def properties(v: Any) -> bool:
+                if isinstance(v, dict):
+                    for name, check in items:
+                        if name in v and not check(v[name]):
+                            return False
+                return True
+
+            return properties
         if keyword == "items":
             item = self.compile(value)
             return lambda v: not isinstance(v, list) or all(item(x) for x in v)
         if keyword in ("allOf", "anyOf", "oneOf"):
             parts = [self.compile(sub) for sub in value]
             if keyword == "allOf":
-                return lambda v: all(p(v) for p in parts)
+                return _all_of(parts)
             if keyword == "anyOf":
-                return lambda v: any(p(v) for p in parts)
+                def any_of(v: Any) -> bool:
+                    for part in parts:
+                        if part(v):
+                            return True
+                    return False
+
+                return any_of
             return lambda v: sum(1 for p in parts if p(v)) == 1
         if keyword == "not":
             inner = self.compile(value)

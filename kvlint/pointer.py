@@ -33,7 +33,7 @@ def resolve(data: Any, pointer: str, default: Any = None) -> Any:
     """The value at pointer, or default when a step is missing."""
     current = data
     for token in split(pointer):
-        if isinstance(current, Mapping):
+        if type(current) is dict or isinstance(current, Mapping):  # a dict first: typing's check is slow
             if token not in current:
                 return default
             current = current[token]

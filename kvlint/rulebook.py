@@ -199,6 +199,8 @@ class Rulebook:
         engine = _dig(facts, "engine.name")
         version = _dig(facts, "engine.version")
         kind = _dig(facts, "kind") or "Deployment"
+        if isinstance(enabled, (list, tuple)):
+            enabled = frozenset(enabled)  # membership once per rule: a list is searched each time
         fired: List[Tuple[Rule, str, str]] = []
         for rule in self._applying(stage, engine, version, kind):
             if enabled is not None and rule.code not in enabled:
@@ -286,7 +288,7 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\}")
 def _dig(data: Any, dotted: str) -> Any:
     current = data
     for part in dotted.split("."):
-        if isinstance(current, Mapping):
+        if type(current) is dict or isinstance(current, Mapping):  # a dict first: typing's check is slow
             current = current.get(part)
         elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
             current = current[int(part)]

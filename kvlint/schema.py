@@ -234,9 +234,23 @@ def schema_findings(data: Any, located: Any, schema_name: str = MANIFEST_SCHEMA)
 _FINITE_NAMES = {"nan": ".nan (not a number)", "inf": ".inf", "-inf": "-.inf"}
 
 
+def _all_finite(data: Any) -> bool:
+    """Whether data holds no NaN or infinity (non_finite's common answer, without building a
+    pointer for every value it passes)."""
+    if isinstance(data, float):
+        return math.isfinite(data)
+    if isinstance(data, (dict, list)):  # one frame per level, as non_finite (deep input)
+        for value in data.values() if isinstance(data, dict) else data:
+            if not _all_finite(value):
+                return False
+    return True
+
+
 def non_finite(data: Any, pointer: str = "") -> List[Tuple[str, float]]:
     """(pointer, value) of every NaN or infinity in data. JSON Schema's `number` admits them and
     every bound compares false with NaN, so a finite value is required here (KV106)."""
+    if not pointer and _all_finite(data):
+        return []
     if isinstance(data, float):
         return [] if math.isfinite(data) else [(pointer, data)]
     found: List[Tuple[str, float]] = []

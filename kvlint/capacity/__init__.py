@@ -7,7 +7,6 @@ on a Deployment with unknown pieces: what cannot be computed is None, and why is
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import List, Optional, Tuple
 
 from kvlint.capacity.layout import (
@@ -28,6 +27,7 @@ from kvlint.capacity.result import (
 )
 from kvlint.capacity.vllm import vllm_capacity
 from kvlint.deployment import Deployment
+from kvlint.records import replace
 
 __all__ = [
     "CapacityBand",

@@ -171,15 +171,41 @@ def effective_format(plan: LayerPlan, model_dtype: Optional[str]) -> CacheFormat
     return plan.cache_format
 
 
+# Answers that depend on a deployment's layer plans alone, by (function, id of the layers tuple);
+# each value holds the tuple, so that id is not reused while it is kept. The resolve stage hands
+# every deployment of one model, format and skip set the same tuple (kvlint.resolve.builder
+# layer_plans), so `kvlint plan`'s thousands of candidates compute these once per configuration.
+_BY_LAYERS: Dict[Tuple[str, int], Tuple[Tuple[LayerPlan, ...], object]] = {}
+_BY_LAYERS_MAX = 512
+
+
+def _of_layers(name: str, layers: Tuple[LayerPlan, ...], compute) -> object:
+    if type(layers) is not tuple:  # a list could change under the answer: not remembered
+        return compute(layers)
+    key = (name, id(layers))
+    hit = _BY_LAYERS.get(key)
+    if hit is not None and hit[0] is layers:
+        return hit[1]
+    value = compute(layers)
+    if len(_BY_LAYERS) >= _BY_LAYERS_MAX:
+        _BY_LAYERS.clear()
+    _BY_LAYERS[key] = (layers, value)
+    return value
+
+
 def requested_format(deployment: Deployment) -> Optional[CacheFormatId]:
     """The cache format the manifest asked for: the most common format of non-skipped layers."""
+    return _of_layers("requested_format", deployment.layers, most_common_format)  # type: ignore[return-value]
+
+
+def most_common_format(layers: Tuple[LayerPlan, ...]) -> Optional[CacheFormatId]:
     counts: Dict[str, int] = {}
-    for plan in deployment.layers:
+    for plan in layers:
         if not plan.skipped:
             counts[plan.cache_format] = counts.get(plan.cache_format, 0) + 1
     if not counts:
-        if deployment.layers:
-            return deployment.layers[0].cache_format
+        if layers:
+            return layers[0].cache_format
         return None
     return max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0]  # type: ignore[return-value]
 
@@ -221,8 +247,12 @@ def _whole_model_layers(deployment: Deployment) -> Iterable[Tuple[LayerPlan, int
     Layers that differ only in their index cost the same bytes, so they are priced once and
     multiplied: a model is usually one or two classes of layers, not eighty.
     """
+    return _of_layers("whole_model_layers", deployment.layers, layer_classes)  # type: ignore[return-value]
+
+
+def layer_classes(layers: Tuple[LayerPlan, ...]) -> Tuple[Tuple[LayerPlan, int, int], ...]:
     classes: Dict[tuple, List] = {}
-    for plan in deployment.layers:
+    for plan in layers:
         g = plan.geometry
         key = (g.kind, g.window, g.num_kv_heads, g.head_dim, g.v_head_dim, g.is_mla,
                plan.cache_format, plan.skipped)
@@ -231,9 +261,8 @@ def _whole_model_layers(deployment: Deployment) -> Iterable[Tuple[LayerPlan, int
             classes[key] = [plan, 1]
         else:
             entry[1] += 1
-    for plan, count in classes.values():
-        heads = 1 if plan.geometry.is_mla else plan.geometry.num_kv_heads
-        yield plan, heads, count
+    return tuple((plan, 1 if plan.geometry.is_mla else plan.geometry.num_kv_heads, count)
+                 for plan, count in classes.values())
 
 
 def per_token(deployment: Deployment) -> Optional[PerTokenBytes]:

@@ -11,12 +11,11 @@ returned as a sentence for `assumptions`.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Any, List, Optional, Tuple
 
 from kvlint.capacity.vllm_mxfp4 import vllm_mxfp4_moe
 from kvlint.deployment import Deployment
-from kvlint.records import dataclass
+from kvlint.records import dataclass, replace
 
 GiB = 1 << 30
 MiB = 1 << 20

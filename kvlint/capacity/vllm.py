@@ -26,10 +26,9 @@ Mirrors, in pure Python, what one vLLM worker does between the memory profile an
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from kvlint.records import dataclass
+from kvlint.records import dataclass, replace
 from kvlint.capacity.layout import (
     UNQUANTIZED_FORMATS,
     format_token_bytes,
@@ -327,13 +326,48 @@ _STAGE_DEFAULTS = ("int4_sliding_page_sizing", "skip_layer_block_alignment", "hy
                    "chunked_local_attn_hybrid_default")
 
 
+class StageLayers:
+    """A stage's layer plans as part of a dict key, hashed once: hashing the tuple itself hashes
+    every layer's records again on each look-up. Equal when the plans are equal."""
+
+    __slots__ = ("layers", "_hash")
+
+    def __init__(self, layers: Tuple[LayerPlan, ...]):
+        self.layers = layers
+        self._hash = hash(layers)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is StageLayers and (other.layers is self.layers or other.layers == self.layers)
+
+
+# StageLayers by (id of the deployment's layers tuple, start, end); each value holds that tuple,
+# so its id is not reused while it is kept. Deployments of one configuration share the tuple
+# (kvlint.resolve.builder.layer_plans).
+_STAGE_LAYERS: Dict[Tuple[int, int, int], Tuple[Tuple[LayerPlan, ...], StageLayers]] = {}
+
+
+def stage_layers(layers: Tuple[LayerPlan, ...], start: int, end: int) -> object:
+    if type(layers) is not tuple:  # a list could change under the key: a fresh tuple
+        return tuple(layers[start:end])
+    key = (id(layers), start, end)
+    hit = _STAGE_LAYERS.get(key)
+    if hit is None or hit[0] is not layers:
+        if len(_STAGE_LAYERS) >= _SHARED_MAX:
+            _STAGE_LAYERS.clear()
+        hit = _STAGE_LAYERS[key] = (layers, StageLayers(layers[start:end]))
+    return hit[1]
+
+
 def _stage_inputs(deployment: Deployment, start: int, end: int, max_model_len: int,
                   inflight: int) -> Tuple[object, ...]:
     """Every input _plan_stage (with _layer_specs, _hybrid_disabled, _align_skip_blocks) reads:
     the stage's layers, the format the whole model asked for, and the deployment's fields it
     consults (tests/test_plan.py compares the plan's judgements with cold `kvlint check` runs)."""
     return (
-        deployment.layers[start:end], requested_format(deployment),
+        stage_layers(deployment.layers, start, end), requested_format(deployment),
         deployment.model.dtype if deployment.model else None,
         deployment.release_features, deployment.modelled_release,
         tuple(deployment.release_default(name) for name in _STAGE_DEFAULTS),

@@ -62,7 +62,34 @@ def predict_backend(
     """None when the catalog has no priority list for this engine/platform/GPU, or when the walk
     reaches a candidate whose answer kvlint cannot know: a backend whose checks the catalog does
     not model (`checks: unknown`), or a sparse-MLA backend while the model's kind (`sparse`:
-    index_topk or not) is unknown. The prediction is then unknown, never a guess."""
+    index_topk or not) is unknown. The prediction is then unknown, never a guess.
+
+    Answers are memoized per release view, by every argument (a view of one release never
+    changes, as BackendInfo.accepts' memo relies on; a Selection is immutable)."""
+    key = (gpu_cc, vendor, dtype_literal, head_size, is_mla, has_sinks, block_size, per_head_scales,
+           frozenset(missing_packages), aiter, quantized, sparse)
+    memo = getattr(release, "__dict__", None)
+    memo = memo.setdefault("_predict_memo", {}) if memo is not None else None
+    try:
+        hit = memo.get(key, _UNSEEN) if memo is not None else _UNSEEN
+    except TypeError:  # an unhashable argument: answered, not remembered
+        memo, hit = None, _UNSEEN
+    if hit is _UNSEEN:
+        hit = select_backend(release, gpu_cc, vendor, dtype_literal, head_size, is_mla, has_sinks, block_size,
+                       per_head_scales, missing_packages, aiter, quantized, sparse)
+        if memo is not None:
+            memo[key] = hit
+    return hit
+
+
+_UNSEEN = object()
+
+
+def select_backend(release: EngineRelease, gpu_cc: Optional[Tuple[int, int]], vendor: str, dtype_literal: str,
+                   head_size: Optional[int], is_mla: bool, has_sinks: bool, block_size: Optional[int],
+                   per_head_scales: bool, missing_packages: AbstractSet[str], aiter: bool,
+                   quantized: Optional[bool], sparse: Optional[bool]) -> Optional[Selection]:
+    """predict_backend's walk, every argument given and nothing remembered."""
     platform = "rocm" if vendor == "amd" else "cuda"
     rule = release.selection_rule(platform, is_mla, gpu_cc if platform == "cuda" else None)
     if rule is None:

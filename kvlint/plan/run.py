@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from kvlint.catalog import load_catalogs
 from kvlint.catalog.hf_config import remembered_lookups
+from kvlint.resolve.remedy import remembered_remedies
 from kvlint.config import Config
 from kvlint.errors import UsageError
 from kvlint.plan.request import PlanRequest
@@ -121,7 +122,9 @@ def restrict(axes: Axes, dtypes: Sequence[str] = (), backends: Sequence[str] = (
 def plan(request: PlanRequest, config: Config, rulebook: Any, enabled: Any, limit: Optional[int] = None,
          dtypes: Sequence[str] = (), backends: Sequence[str] = ()) -> Tuple[PlanResult, Optional[Dict[str, Any]]]:
     """(the plan, the chosen configuration's manifest or None)."""
-    with remembered_lookups():  # every candidate names the same model: one look at the HF cache
+    # every candidate names the same model: one look at the HF cache; and the same refusals
+    # recur over the candidates: one search for each remedy
+    with remembered_lookups(), remembered_remedies():
         return _plan(request, config, rulebook, enabled, limit, dtypes, backends)
 
 

@@ -203,6 +203,9 @@ def split_rulebook(rulebook: Any, enabled: Any) -> Tuple[Any, Any]:
     return sizing, fixed
 
 
+_FACTS_KEY = json.JSONEncoder(default=str)
+
+
 class Judge:
     """`kvlint check`'s judgement of one manifest dict, without a file: schema, resolve, capacity,
     rules. The rules that read no sizing section (SIZING_SECTIONS) are evaluated once per value of
@@ -223,7 +226,9 @@ class Judge:
         self._fixed: Dict[str, List[Tuple[Any, str, str]]] = {}
 
     def evaluate(self, facts: Dict[str, Any]) -> List[Tuple[Any, str, str]]:
-        key = json.dumps({k: v for k, v in facts.items() if k not in SIZING_SECTIONS}, sort_keys=True, default=str)
+        # Keys in the order the resolve stage wrote them (it writes them in one order for one
+        # configuration; facts equal but written in another order only miss the memo).
+        key = _FACTS_KEY.encode({k: v for k, v in facts.items() if k not in SIZING_SECTIONS})
         fixed = self._fixed.get(key)
         if fixed is None:
             fixed = self._fixed[key] = self.fixed.evaluate(facts)

@@ -9,13 +9,13 @@ rule never has to know how a fact was derived.
 from __future__ import annotations
 
 import re
-from dataclasses import field, replace
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from kvlint.catalog import Catalogs
 from kvlint.catalog.gpus import gpu_from_capability
-from kvlint.records import dataclass
+from kvlint.records import dataclass, replace
 from kvlint.units import parse_size
 from kvlint.deployment import (
     FractionFactor,
@@ -58,6 +58,33 @@ def resolve(data: Dict[str, Any], file: str, manifest_path: Optional[Path], cata
     """A manifest (possibly schema-invalid: wrong types read as unknown) plus the catalog ->
     the `Deployment` capacity computes on and the facts document rules read."""
     return FactsBuilder(data, file, manifest_path, catalogs).resolve()
+
+
+# layer_plans' answers by (id of the layers tuple, format, kept format, skip set, quantized); each
+# value holds the layers tuple it was built from, so that id is not reused while it is kept.
+_LAYER_PLANS: Dict[Tuple[Any, ...], Tuple[Tuple[Any, ...], Tuple[LayerPlan, ...]]] = {}
+_LAYER_PLANS_MAX = 256
+
+
+def layer_plans(layers: Tuple[Any, ...], fmt: str, keep: str, skip: set, quantized: bool) -> Tuple[LayerPlan, ...]:
+    """The cache format of every layer: `fmt`, or `keep` (the model dtype's) for a layer of the
+    skip set when the cache is quantized. Remembered by the identity of `layers` (a catalogued
+    model's geometry is built once per catalog entry, so thousands of deployments of one model
+    share it) and every other input; the answer is a tuple of frozen records, safe to share."""
+    skipped = frozenset(skip) if quantized else frozenset()
+    key = (id(layers), fmt, keep, skipped)
+    hit = _LAYER_PLANS.get(key)
+    if hit is not None and hit[0] is layers:
+        return hit[1]
+    plans = tuple(
+        LayerPlan(geometry=layer, cache_format=keep if layer.index in skipped else fmt,  # type: ignore[arg-type]
+                  skipped=layer.index in skipped)
+        for layer in layers
+    )
+    if len(_LAYER_PLANS) >= _LAYER_PLANS_MAX:
+        _LAYER_PLANS.clear()
+    _LAYER_PLANS[key] = (layers, plans)
+    return plans
 
 
 class FactsBuilder:
@@ -338,15 +365,7 @@ class FactsBuilder:
         planned_skip = set() if (geometry is not None and geometry.is_mla
                                  and view.default("mla_skip_layers") == "ignored") else skipped
         if geometry is not None and fmt is not None:
-            keep = model_dtype_format(mdtype)
-            layers = tuple(
-                LayerPlan(
-                    geometry=layer,
-                    cache_format=keep if (layer.index in planned_skip and quantized) else fmt,  # type: ignore[arg-type]
-                    skipped=layer.index in planned_skip and quantized,
-                )
-                for layer in geometry.layers
-            )
+            layers = layer_plans(geometry.layers, fmt, model_dtype_format(mdtype), planned_skip, quantized)
         self.facts["skip"]["effective"] = sorted(skipped) if quantized else []
         full = {layer.index for layer in geometry.layers if layer.kind == "full"} if geometry is not None else set()
         self.facts["skip"]["full_attention"] = sorted(skipped & full) if quantized else []

@@ -54,6 +54,8 @@ def get(data: Any, *path: str, kind: Any = None, lo: Optional[float] = None, hi:
         if not isinstance(current, dict):
             return None
         current = current.get(part)
+    if current is None:  # missing (the common case): None whatever the kind
+        return None
     if kind is not None and not isinstance(current, kind):
         return None
     if isinstance(current, bool) and kind in (int, float, (int, float)):

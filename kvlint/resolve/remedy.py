@@ -21,6 +21,7 @@ facts (`remedies`), so it can be applied mechanically (tests/test_remedies.py do
 from __future__ import annotations
 
 import functools
+from contextlib import contextmanager
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import yaml
@@ -99,6 +100,25 @@ class Suggestion:
                 "block_size": self.block_size, "env": self.env}
 
 
+# remedy()'s answers while remembered_remedies() is open, by (release, problem, setup); else None.
+_REMEMBERED: List[Optional[Dict[Tuple[Any, ...], Tuple[Any, ...]]]] = [None]
+
+
+@contextmanager
+def remembered_remedies() -> Iterator[None]:
+    """Within it, RemedySearch.remedy answers a question it has answered before from that answer:
+    for one run that judges many configurations against the same catalogs (`kvlint plan`, the
+    derived-table comparisons), where the same refusal recurs thousands of times. Opened for one
+    run and dropped after it, so nothing outlives the run that asked."""
+    previous = _REMEMBERED[0]
+    if previous is None:
+        _REMEMBERED[0] = {}
+    try:
+        yield
+    finally:
+        _REMEMBERED[0] = previous
+
+
 class RemedySearch:
     """Searches one release's catalog (and the later ones) for what accepts a configuration."""
 
@@ -121,7 +141,8 @@ class RemedySearch:
         # the catalog's lifetime, so it keeps the answers (a search asks every release, and a
         # directory of manifests asks the same questions again).
         memo = release.__dict__.setdefault("_serves_memo", {})
-        key = (pinned, literal, block, per_head, s.gpu, s.head, s.sinks, s.is_mla)
+        # mla_sparse decides vLLM's sparse/dense MLA backends (_sparse): part of the question
+        key = (pinned, literal, block, per_head, s.gpu, s.head, s.sinks, s.is_mla, self._sparse())
         if key not in memo:
             memo[key] = self._serves(release, pinned, literal, block, per_head)
         return memo[key]
@@ -314,7 +335,22 @@ class RemedySearch:
     # -- the remedy
 
     def remedy(self, problem: str) -> Tuple[str, List[Suggestion]]:
-        """(the text a message appends, starting "; ", the suggestions it names)."""
+        """(the text a message appends, starting "; ", the suggestions it names).
+
+        Within remembered_remedies(), the answer is kept: it depends only on the engine catalog,
+        this release, the setup (a frozen record of every fact the search reads) and the problem;
+        each call gets its own list (the suggestions themselves are immutable)."""
+        memo = _REMEMBERED[0]
+        if memo is None:
+            text, found = self._remedy(problem)
+            return text, list(found)
+        key = (id(self.release), problem, self.setup)
+        hit = memo.get(key)
+        if hit is None or hit[0] is not self.release or hit[1] is not self.catalogs.engines:
+            hit = memo[key] = (self.release, self.catalogs.engines, *self._remedy(problem))
+        return hit[2], list(hit[3])
+
+    def _remedy(self, problem: str) -> Tuple[str, Tuple[Suggestion, ...]]:
         s = self.setup
         found: List[Suggestion] = []
         parts: List[str] = []
@@ -366,7 +402,7 @@ class RemedySearch:
             }[suggestion.action](suggestion)
             joiner = "or use" if backends or len(found) > 1 else "use"
             parts.append(f"{joiner} {what}, which {who} accepts here")
-        return "; " + "; ".join(parts), found
+        return "; " + "; ".join(parts), tuple(found)
 
 
 try:

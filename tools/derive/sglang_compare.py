@@ -147,10 +147,13 @@ def compare_release(kv: Kvlint, doc: Dict[str, Any], found: Dict[Tuple[str, ...]
     models = doc["axes"]["model"]
     platform = {g: info["platform"] for g, info in doc["axes"]["gpu"].items()}
 
+    added = [0]  # disagreements added so far: a cell agrees when it adds none
+
     def add(key: Tuple[str, ...], cell: str, where: str) -> None:
         entry = found.setdefault(key, {"releases": set(), "cells": 0, "example": cell, "where": set()})
         entry["releases"].add(version)
         entry["cells"] += 1
+        added[0] += 1
         if where:
             entry["where"].add(f"{version} {where}")
 
@@ -172,7 +175,7 @@ def compare_release(kv: Kvlint, doc: Dict[str, Any], found: Dict[Tuple[str, ...]
                     counts["compared"] += 1
                     ours = kv.verdict(version, gpu, model, backend, dtype)
                     cell = f"{version} {gpu} {mkey} {backend} {dtype}"
-                    before = sum(e["cells"] for e in found.values())
+                    before = added[0]
                     if code["refused"] != ours["refused"]:
                         c = f"refused ({code['class']})" if code["refused"] else "accepted"
                         k = f"refused ({', '.join(ours['codes'])})" if ours["refused"] else "accepted"
@@ -205,19 +208,25 @@ def compare_release(kv: Kvlint, doc: Dict[str, Any], found: Dict[Tuple[str, ...]
                         if code["backend"] == ours["backend"] and code["page"] != ours["page"]:
                             add(("page", code["backend"] or "?", f"code: {code['page']}", f"kvlint: {ours['page']}"),
                                 cell, code["where_page"])
-                    if sum(e["cells"] for e in found.values()) == before:
+                    if added[0] == before:
                         counts["agree"] += 1
     return counts
 
 
 def compare_all(tables: Path = TABLES, releases: Optional[Iterable[str]] = None):
+    from kvlint.catalog.hf_config import remembered_lookups
+    from kvlint.resolve.remedy import remembered_remedies
+
     kv = Kvlint()
     order = list(releases) if releases else catalogued_releases(kv, tables)
     found: Dict[Tuple[str, ...], Dict[str, Any]] = {}
     counts = {}
-    for version in order:
-        doc = json.loads((tables / f"{version}.json").read_text())
-        counts[version] = compare_release(kv, doc, found)
+    # One run over fixed tables and catalogs: the local Hugging Face cache is looked at once per
+    # model name, and each remedy searched once, not once per cell (as `kvlint plan` does).
+    with remembered_lookups(), remembered_remedies():
+        for version in order:
+            doc = json.loads((tables / f"{version}.json").read_text())
+            counts[version] = compare_release(kv, doc, found)
     return order, counts, found
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
-from typing import Any, Callable, Dict, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence
 
 import pytest
 from click.testing import CliRunner as ClickRunner
@@ -141,6 +142,40 @@ def invoke(args: Sequence[str], input: Any = None, env: Dict[str, str] = None) -
 @pytest.fixture
 def cli() -> Callable[..., Result]:
     return invoke
+
+
+def kvlint_in_process(args: Sequence[str], cwd: Path, env: Optional[Dict[str, Optional[str]]] = None,
+                      input: Any = None) -> subprocess.CompletedProcess:
+    """`python -m kvlint ARGS` in `cwd`, run in this process (the click group through
+    click.testing, catch_exceptions=False) and returned as subprocess.run would return it.
+
+    For tests whose point is what the command does, not the process it runs in: a subprocess
+    costs a fresh interpreter importing kvlint (about half a second of CPU) per run. It is not
+    for tests that need a memory or time limit, a real stdin file, a fresh process's empty
+    in-memory caches, or the console script itself: those keep a subprocess.
+
+    As in those subprocess helpers, the GitHub variables are unset and the parsed-data cache is off
+    (KVLINT_NO_CACHE) unless `env` says otherwise; stdin is empty. stdout and stderr are decoded
+    strictly as UTF-8 and without newline translation (a subprocess with text=True turns a lone
+    carriage return into a line break; here it stays visible to the test).
+    """
+    from kvlint.cli import main
+
+    environment: Dict[str, Optional[str]] = {
+        "GITHUB_STEP_SUMMARY": None, "GITHUB_ACTIONS": None, "KVLINT_CACHE_DIR": None, "KVLINT_NO_CACHE": "1"}
+    environment.update(env or {})
+    if environment.get("KVLINT_CACHE_DIR"):
+        environment["KVLINT_NO_CACHE"] = None
+    previous = _os.getcwd()
+    _os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, list(args), input=input if input is not None else "", env=environment,
+                                    catch_exceptions=False, prog_name="kvlint")
+    finally:
+        _os.chdir(previous)
+    return subprocess.CompletedProcess(
+        ["kvlint", *args], result.exit_code, result.stdout_bytes.decode("utf-8"),
+        (result.stderr_bytes or b"").decode("utf-8"))
 
 
 def check_json(*args: str, input: Any = None) -> Dict[str, Any]:

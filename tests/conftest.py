@@ -5,6 +5,7 @@ Kept small and generic on purpose; test modules with their own needs define help
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -142,6 +143,23 @@ def invoke(args: Sequence[str], input: Any = None, env: Dict[str, str] = None) -
 @pytest.fixture
 def cli() -> Callable[..., Result]:
     return invoke
+
+
+@functools.cache
+def _capacity_logs() -> tuple:
+    import sys
+
+    sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+    import capacity_accuracy
+
+    return tuple(capacity_accuracy.load_logs(capacity_accuracy.LOGS))
+
+
+def capacity_logs() -> list:
+    """benchmarks/capacity_logs/*.yaml as capacity_accuracy.load_logs returns them, parsed once per
+    process (five test modules read them, three at import for their parameters): the tests only
+    read these documents, never change them."""
+    return list(_capacity_logs())
 
 
 def kvlint_in_process(args: Sequence[str], cwd: Path, env: Optional[Dict[str, Optional[str]]] = None,

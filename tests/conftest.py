@@ -5,10 +5,12 @@ Kept small and generic on purpose; test modules with their own needs define help
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import subprocess
 from pathlib import Path
-from typing import Any, Callable, Dict, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence
 
 import pytest
 from click.testing import CliRunner as ClickRunner
@@ -141,6 +143,57 @@ def invoke(args: Sequence[str], input: Any = None, env: Dict[str, str] = None) -
 @pytest.fixture
 def cli() -> Callable[..., Result]:
     return invoke
+
+
+@functools.cache
+def _capacity_logs() -> tuple:
+    import sys
+
+    sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+    import capacity_accuracy
+
+    return tuple(capacity_accuracy.load_logs(capacity_accuracy.LOGS))
+
+
+def capacity_logs() -> list:
+    """benchmarks/capacity_logs/*.yaml as capacity_accuracy.load_logs returns them, parsed once per
+    process (five test modules read them, three at import for their parameters): the tests only
+    read these documents, never change them."""
+    return list(_capacity_logs())
+
+
+def kvlint_in_process(args: Sequence[str], cwd: Path, env: Optional[Dict[str, Optional[str]]] = None,
+                      input: Any = None) -> subprocess.CompletedProcess:
+    """`python -m kvlint ARGS` in `cwd`, run in this process (the click group through
+    click.testing, catch_exceptions=False) and returned as subprocess.run would return it.
+
+    For tests whose point is what the command does, not the process it runs in: a subprocess
+    costs a fresh interpreter importing kvlint (about half a second of CPU) per run. It is not
+    for tests that need a memory or time limit, a real stdin file, a fresh process's empty
+    in-memory caches, or the console script itself: those keep a subprocess.
+
+    As in those subprocess helpers, the GitHub variables are unset and the parsed-data cache is off
+    (KVLINT_NO_CACHE) unless `env` says otherwise; stdin is empty. stdout and stderr are decoded
+    strictly as UTF-8 and without newline translation (a subprocess with text=True turns a lone
+    carriage return into a line break; here it stays visible to the test).
+    """
+    from kvlint.cli import main
+
+    environment: Dict[str, Optional[str]] = {
+        "GITHUB_STEP_SUMMARY": None, "GITHUB_ACTIONS": None, "KVLINT_CACHE_DIR": None, "KVLINT_NO_CACHE": "1"}
+    environment.update(env or {})
+    if environment.get("KVLINT_CACHE_DIR"):
+        environment["KVLINT_NO_CACHE"] = None
+    previous = _os.getcwd()
+    _os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, list(args), input=input if input is not None else "", env=environment,
+                                    catch_exceptions=False, prog_name="kvlint")
+    finally:
+        _os.chdir(previous)
+    return subprocess.CompletedProcess(
+        ["kvlint", *args], result.exit_code, result.stdout_bytes.decode("utf-8"),
+        (result.stderr_bytes or b"").decode("utf-8"))
 
 
 def check_json(*args: str, input: Any = None) -> Dict[str, Any]:

@@ -129,6 +129,8 @@ class HubServer(ThreadingHTTPServer):
 
 
 def start() -> HubServer:
+    """The hub, serving on a thread. Its loop looks for shutdown() every 50 ms (socketserver's
+    default, 0.5 s, was half a second of waiting at the end of every test)."""
     server = HubServer()
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     return server

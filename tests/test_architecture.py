@@ -34,9 +34,8 @@ def _modules(root: Path = PACKAGE) -> Dict[str, Path]:
     return out
 
 
-def _imports(name: str, path: Path, modules: Dict[str, Path]) -> List[ast.AST]:
-    """(node, imported kvlint module) for every import in the file, inside functions too."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+def _imports(name: str, path: Path, modules: Dict[str, Path], tree: ast.AST) -> List[ast.AST]:
+    """(node, imported kvlint module) for every import in the file's tree, inside functions too."""
     is_package = path.name == "__init__.py"
     found = []
     for node in ast.walk(tree):
@@ -59,8 +58,9 @@ def _imports(name: str, path: Path, modules: Dict[str, Path]) -> List[ast.AST]:
     return found
 
 
-def _type_checking_nodes(path: Path) -> Set[int]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+def _type_checking_nodes(tree: ast.AST) -> Set[int]:
+    """id() of every node under an `if TYPE_CHECKING:` of this tree (the ids of one tree's nodes mean
+    nothing for another parse of the same file)."""
     ids: Set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
@@ -115,8 +115,9 @@ def test_no_import_cycles_counting_imports_inside_functions():
     modules = _modules()
     graph: Dict[str, Set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
-        skip = _type_checking_nodes(path)
-        for node, target in _imports(name, path, modules):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = _type_checking_nodes(tree)
+        for node, target in _imports(name, path, modules, tree):
             if id(node) in skip:
                 continue
             # A package's __init__ importing its own submodules is how packages re-export; a

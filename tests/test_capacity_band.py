@@ -16,7 +16,7 @@ import pytest
 import yaml
 from conftest import CliRunner
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, capacity_logs
 from kvlint.capacity.startup_log import parse_startup_log
 from kvlint.cli import main
 
@@ -196,7 +196,7 @@ def test_band_constants_cover_the_fit_split():
     sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
     import capacity_accuracy
 
-    logs = [d for d in capacity_accuracy.load_logs(capacity_accuracy.LOGS) if d["split"] == "fit"]
+    logs = [d for d in capacity_logs() if d["split"] == "fit"]
     rows = capacity_accuracy.compare(logs, [sys.executable, "-m", "kvlint"])
     ranges = capacity_accuracy.fit_band(rows, logs)
     assert ranges["n"] >= 10

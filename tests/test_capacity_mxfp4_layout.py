@@ -21,7 +21,7 @@ from typing import Any, Dict
 import pytest
 from conftest import CliRunner
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, capacity_logs
 from kvlint.capacity.vllm_mxfp4 import GPT_OSS_MXFP4, checkpoint_layer_bytes, layer_bytes
 from kvlint.catalog import load_catalogs
 from kvlint.cli import main
@@ -161,7 +161,7 @@ def test_uncatalogued_release_and_stated_weights_add_nothing(tmp_path):
     assert "mxfp4_moe_layout" not in stated["engine"]["pool_terms"]  # the user's figure is what loads
 
 
-LOGS = [d for d in capacity_accuracy.load_logs(capacity_accuracy.LOGS)
+LOGS = [d for d in capacity_logs()
         if "gpt-oss" in str(d["manifest"]["model"].get("name", "")) and d["logged"].get("weights_gib") is not None]
 
 

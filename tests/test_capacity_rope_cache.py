@@ -18,7 +18,7 @@ from typing import Any, Dict
 import pytest
 from conftest import CliRunner
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, capacity_logs
 from kvlint.cli import main
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
@@ -109,7 +109,7 @@ def test_given_pool_adds_nothing(tmp_path):
 # count, about the 4-bit zero point per group of 128 that AWQ keeps besides the scale (the same
 # blog's symmetric GPTQ checkpoint of the model, which has none, is in; benchmarks/capacity_logs/README.md).
 UNMODELLED_019 = ("openai/gpt-oss", "google/gemma-3", "Qwen/Qwen2.5-7B", "Qwen/Qwen3-32B-AWQ")
-HOLDOUT_019 = [d for d in capacity_accuracy.load_logs(capacity_accuracy.LOGS)
+HOLDOUT_019 = [d for d in capacity_logs()
                if d["split"] == "holdout" and str(d["manifest"]["engine"]["version"]).startswith("0.19")
                and d["logged"].get("weights_gib") is not None
                and not str(d["manifest"]["model"].get("name", "")).startswith(UNMODELLED_019)]

@@ -23,7 +23,7 @@ from typing import Any, Dict, Optional
 import pytest
 from conftest import CliRunner
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, capacity_logs
 from kvlint.capacity import pool
 from kvlint.cli import main
 
@@ -122,7 +122,7 @@ LOGGED_PATH = {"vllm-a100-40gb-x2-qwen2-7b-gmu050": "0", "vllm-a100-qwen2-7b-gmu
 
 
 def test_with_the_path_each_log_prints_the_pool_is_within_three_percent():
-    docs = {d["id"]: d for d in capacity_accuracy.load_logs(capacity_accuracy.LOGS) if d["id"] in LOGGED_PATH}
+    docs = {d["id"]: d for d in capacity_logs() if d["id"] in LOGGED_PATH}
     assert set(docs) == set(LOGGED_PATH)
     manifests = {}
     for name, doc in docs.items():

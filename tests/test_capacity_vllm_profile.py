@@ -11,13 +11,13 @@ import sys
 
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, capacity_logs
 
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
 import capacity_accuracy  # noqa: E402
 
 GiB = 1 << 30
-LOGS = [d for d in capacity_accuracy.load_logs(capacity_accuracy.LOGS)
+LOGS = [d for d in capacity_logs()
         if d["logged"].get("torch_peak_increase_gib") is not None
         and str(d["manifest"]["engine"]["version"]).startswith("0.19")
         and "name" in d["manifest"]["model"] and "geometry" not in d["manifest"]["model"]]

@@ -334,10 +334,10 @@ def test_job_summary_lists_every_finding_beyond_the_annotation_limit(workspace, 
 
 def _snapshot_of_this_checkout(target: Path) -> str:
     """A git repository holding this checkout's working tree (tracked and untracked files that
-    git does not ignore), committed: what `pre-commit try-repo` and the README snippet install.
+    git does not ignore), committed: what the test's pre-commit configurations install.
 
-    try-repo on the checkout itself would see HEAD plus tracked edits only, so a file added but
-    not yet committed would be missing from the hook's environment.
+    pre-commit pointed at the checkout itself would see a commit only, so a file added but not yet
+    committed would be missing from the hook's environment.
     """
     listed = subprocess.run(["git", "ls-files", "-z", "-co", "--exclude-standard"], cwd=str(REPO_ROOT),
                             capture_output=True, check=True).stdout.decode().split("\0")
@@ -375,10 +375,15 @@ def test_pre_commit_hooks_through_the_real_pre_commit(tmp_path):
     (repo / ".github" / "workflows" / "ci.yml").write_text("on: push\njobs: {}\n", encoding="utf-8")
     (repo / "values.yaml").write_text("replicas: 3\n", encoding="utf-8")  # not a manifest
     (repo / "deploy" / "good.yaml").write_text(GOOD, encoding="utf-8")
+    # Steps 1 and 2 run the `kvlint` hook alone; 3 and 4 the README's configuration. Both name the
+    # snapshot at the same rev, so pre-commit installs the hooks' environment once (step 1) and
+    # reuses it: `try-repo` would install it again on every call, about 7 s each.
+    (repo / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {kvlint_repo}\n    rev: {rev}\n    hooks:\n      - id: kvlint\n", encoding="utf-8")
     _git(repo, "add", "-A")
 
     # 1. the good manifest (and unrelated YAML) passes
-    good = _pre_commit(["try-repo", str(kvlint_repo), "kvlint", "--ref", rev], repo, home)
+    good = _pre_commit(["run"], repo, home)
     assert good.returncode == 0, good.stdout + good.stderr
     assert re.search(r"^kvlint\.+Passed$", good.stdout, flags=re.M), good.stdout
     _git(repo, "commit", "-q", "--no-verify", "-m", "good")
@@ -388,7 +393,7 @@ def test_pre_commit_hooks_through_the_real_pre_commit(tmp_path):
         "kv_cache:\n", "kv_cache:\n  dtpye: fp8\n")
     (repo / "deploy" / "bad.yaml").write_text(bad_text, encoding="utf-8")
     _git(repo, "add", "-A")
-    bad = _pre_commit(["try-repo", str(kvlint_repo), "kvlint", "--ref", rev], repo, home)
+    bad = _pre_commit(["run"], repo, home)
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert re.search(r"^kvlint\.+Failed$", bad.stdout, flags=re.M)
     assert "deploy/bad.yaml:15:3: KV102 [error] unknown-property" in bad.stdout

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import re
-import tempfile
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Set, Tuple
 
@@ -82,8 +81,7 @@ def test_rule_reads_only_contract_paths(rule):
     assert not missing, f"{rule.code} reads paths schemas/facts.json lacks: {missing}"
 
 
-def _example_documents() -> Iterator[Path]:
-    tmp = Path(tempfile.mkdtemp(prefix="kvlint-facts-"))
+def _example_documents(tmp: Path) -> Iterator[Path]:
     for number, path in enumerate(sorted((REPO_ROOT / "rules").glob("*.yaml"))):
         rule = yaml.safe_load(path.read_text(encoding="utf-8"))
         for index, example in enumerate(rule.get("examples") or ()):
@@ -98,10 +96,10 @@ def _example_documents() -> Iterator[Path]:
     yield from sorted((REPO_ROOT / "examples").rglob("*.yaml"))
 
 
-def _facts_documents() -> List[Tuple[str, Dict[str, Any]]]:
+def _facts_documents(tmp: Path) -> List[Tuple[str, Dict[str, Any]]]:
     config = load_config(None)
     out = []
-    for path in _example_documents():
+    for path in _example_documents(tmp):
         loaded = load_bytes(path.read_bytes(), str(path))
         for document in loaded.documents:
             for analysis in analyses_of(document, config):
@@ -115,7 +113,11 @@ def _facts_documents() -> List[Tuple[str, Dict[str, Any]]]:
     return out
 
 
-FACTS = _facts_documents()
+@pytest.fixture(scope="module")
+def facts_documents(tmp_path_factory) -> List[Tuple[str, Dict[str, Any]]]:
+    """The facts of every rule example and example file, made by the worker that runs these tests
+    (at import, every xdist worker made them, in a temporary directory never removed)."""
+    return _facts_documents(tmp_path_factory.mktemp("kvlint-facts"))
 
 
 def _written(value: Any, path: str) -> Iterator[str]:
@@ -129,18 +131,18 @@ def _written(value: Any, path: str) -> Iterator[str]:
             yield from _written(child, f"{path}/*")
 
 
-def test_facts_documents_validate_against_the_contract():
+def test_facts_documents_validate_against_the_contract(facts_documents):
     validator = Draft202012Validator(CONTRACT)
     problems = []
-    for kind, facts in FACTS:
+    for kind, facts in facts_documents:
         for error in validator.iter_errors(facts):
             problems.append(f"{facts.get('file')}: {'/'.join(map(str, error.absolute_path))}: {error.message[:200]}")
     assert not problems, "\n".join(sorted(set(problems))[:40])
 
 
-def test_every_contract_path_is_written_somewhere():
+def test_every_contract_path_is_written_somewhere(facts_documents):
     written: Dict[str, Set[str]] = {"deployment": set(), "ablation": set()}
-    for kind, facts in FACTS:
+    for kind, facts in facts_documents:
         written[kind].update(_written(facts, ""))
     # Free-form values (a variant's recorded results) are documented as a whole.
     dead = [f"{kind}: {path}" for kind in PATHS for path in PATHS[kind]

@@ -133,7 +133,10 @@ def test_without_torch_the_gated_smoke_tests_fail_instead_of_skipping(tmp_path):
     (hidden / "torch" / "__init__.py").write_text(
         "raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n", encoding="utf-8"
     )
-    args = [*SMOKE_FILES, "-m", "not gpu", "-q", "-rfE", "--continue-on-collection-errors"]
+    # As CI runs them, through pytest-xdist (pyproject's addopts), but on one worker: what is checked
+    # is each test's outcome, which the number of workers does not change, and each worker is an
+    # interpreter that imports pytest, kvlint's conftest and the smoke tests.
+    args = [*SMOKE_FILES, "-m", "not gpu", "-q", "-rfE", "--continue-on-collection-errors", "-n", "1"]
     plain = _pytest(args, REPO_ROOT, gate=False, extra_path=hidden)
     assert plain.returncode == 0, plain.stdout + plain.stderr
     assert "skipped" in plain.stdout.splitlines()[-1]

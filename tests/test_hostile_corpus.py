@@ -6,6 +6,12 @@ attack that was tried on kvlint, run through the console under the same checks e
 - `check` prints parseable JSON and writes parseable SARIF;
 - every input file is byte-for-byte unchanged.
 
+Cases whose input is a few lines and whose point is the verdict (a non-finite number, the rule
+selection, an ablation's base) run the same click command in this process (`in_process=True`,
+conftest.kvlint_in_process) under the same checks but the timeout and the memory limit: those
+guard against hangs and growth these inputs cannot cause, and an interpreter start per run costs
+about half a second of CPU.
+
 The risky inputs (FIFOs, /dev/zero on stdin, deep and huge JSON, a damaged cache) are made at
 run time. Classes covered elsewhere are named at the end of this file.
 """
@@ -22,7 +28,7 @@ from typing import Dict, List, Optional, Sequence
 
 import pytest
 
-from conftest import REPO_ROOT, VALID_MANIFEST
+from conftest import REPO_ROOT, VALID_MANIFEST, kvlint_in_process
 from test_hostile_inputs import HF_CONFIG, digest, with_model_config
 
 TIMEOUT_S = 30
@@ -34,7 +40,14 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
-def run(project: Path, args: Sequence[str], env: Optional[Dict[str, str]] = None, stdin=subprocess.DEVNULL):
+def run(project: Path, args: Sequence[str], env: Optional[Dict[str, str]] = None, stdin=subprocess.DEVNULL,
+        in_process: bool = False):
+    if in_process:
+        assert stdin is subprocess.DEVNULL
+        completed = kvlint_in_process(args, project, {"KVLINT_NO_CACHE": None, **(env or {})})
+        assert "Traceback" not in completed.stdout + completed.stderr, completed.stderr[-2000:]
+        assert "internal error" not in completed.stderr, completed.stderr
+        return completed
     environment = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
     for key in ("GITHUB_STEP_SUMMARY", "GITHUB_ACTIONS"):
         environment.pop(key, None)
@@ -48,12 +61,13 @@ def run(project: Path, args: Sequence[str], env: Optional[Dict[str, str]] = None
 
 
 def check(project: Path, target: str, expected_exit: int, tmp_path: Path, stdin=subprocess.DEVNULL,
-          env: Optional[Dict[str, str]] = None) -> List[dict]:
+          env: Optional[Dict[str, str]] = None, in_process: bool = False) -> List[dict]:
     """`kvlint check` with JSON on stdout and SARIF to a file outside the project: the exit code,
     both documents parse, the inputs are unchanged. Returns the diagnostics."""
     before = digest(project)
     sarif = tmp_path / "out.sarif"
-    completed = run(project, ["check", target, "--output-format", "json", "--sarif-file", str(sarif)], env, stdin)
+    completed = run(project, ["check", target, "--output-format", "json", "--sarif-file", str(sarif)], env, stdin,
+                    in_process)
     assert completed.returncode == expected_exit, (completed.returncode, completed.stderr, completed.stdout[:2000])
     report = json.loads(completed.stdout)
     assert json.loads(sarif.read_text(encoding="utf-8"))["version"] == "2.1.0"
@@ -186,7 +200,7 @@ def test_a_hostile_config_json_is_a_finding(project: Path, tmp_path: Path, confi
 def test_infinite_numbers_in_the_manifest_are_kv106(project: Path, tmp_path: Path, old: str, new: str):
     assert old in VALID_MANIFEST
     (project / "deploy.yaml").write_text(VALID_MANIFEST.replace(old, new), encoding="utf-8")
-    found = check(project, "deploy.yaml", 1, tmp_path)
+    found = check(project, "deploy.yaml", 1, tmp_path, in_process=True)
     assert any(d["code"] == "KV106" and "not a finite number" in d["message"] for d in found), found
 
 
@@ -258,7 +272,7 @@ def test_no_home_directory_runs_without_a_cache(project: Path):
 ])
 def test_a_selection_that_enables_nothing_is_a_usage_error(project: Path, args: List[str], config: str):
     (project / "kvlint.toml").write_text(config, encoding="utf-8")
-    completed = run(project, ["check", "deploy.yaml", *args])
+    completed = run(project, ["check", "deploy.yaml", *args], in_process=True)
     assert completed.returncode == 2 and completed.stdout == ""
     assert "enables no rule" in completed.stderr and completed.stderr.count("\n") == 1
 
@@ -267,10 +281,10 @@ def test_a_selection_that_enables_nothing_is_a_usage_error(project: Path, args: 
 def test_deselecting_the_loader_s_findings_is_said(project: Path, args: List[str]):
     """A narrowed selection may hide a file kvlint cannot parse; it is allowed, but never silent."""
     (project / "deploy.yaml").write_text("apiVersion: kvlint/v1\nkind: [\n", encoding="utf-8")
-    completed = run(project, ["check", "deploy.yaml", *args])
+    completed = run(project, ["check", "deploy.yaml", *args], in_process=True)
     assert completed.returncode == 0
     assert completed.stderr.startswith("kvlint: warning: the rule selection turns off KV001,")
-    assert run(project, ["check", "deploy.yaml"]).returncode == 1  # the default reports the syntax error
+    assert run(project, ["check", "deploy.yaml"], in_process=True).returncode == 1  # the default reports the syntax error
 
 
 def test_capacity_fails_on_an_ablation_whose_base_check_rejects(project: Path, tmp_path: Path):
@@ -279,9 +293,9 @@ def test_capacity_fails_on_an_ablation_whose_base_check_rejects(project: Path, t
         (project / "ablation.yaml").write_text(
             f"apiVersion: kvlint/v1\nkind: Ablation\nmetadata: {{name: a}}\nbase: {base}\nvariants:\n  - name: bf16\n",
             encoding="utf-8")
-        found = check(project, "ablation.yaml", 1, tmp_path)
+        found = check(project, "ablation.yaml", 1, tmp_path, in_process=True)
         assert any(d["pointer"] == "/base" and d["severity"] == "error" for d in found), found
-        completed = run(project, ["capacity", "ablation.yaml"])
+        completed = run(project, ["capacity", "ablation.yaml"], in_process=True)
         assert completed.returncode == 1 and "ablation.yaml:4:7: KV" in completed.stderr, completed.stderr
 
 

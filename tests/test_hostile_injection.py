@@ -6,6 +6,10 @@ variable's name and value, a file name) is fed with a GitHub workflow command (`
 `::add-mask::`), a terminal escape (ESC `[31m`) and line breaks, through each input kind (kvlint/v1
 manifest, compose, shell script, Dockerfile), and every output that prints it (`capacity` text
 and JSON, `convert`, `check` full, concise, github, json) is checked line by line.
+
+What is checked is the text kvlint writes, so the command runs in this process
+(test_hostile_round2.kvlint_here): its stdout and stderr are read as the bytes written, where a
+subprocess read as text would have turned a raw carriage return into a line break unseen.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import pytest
 import yaml
 
 from conftest import VALID_MANIFEST
-from test_hostile_round2 import digest, kvlint, posix_only
+from test_hostile_round2 import digest, kvlint_here, posix_only
 
 EVIL = "::error::pwned\x1b[31m\n::add-mask::x\r\n::warning::y\x07\x9b2J\x7f"
 
@@ -79,7 +83,7 @@ def hostile(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("name", sorted(_inputs()))
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_capacity_escapes_every_text_from_the_input(hostile: Path, name: str, fmt: str):
-    completed = kvlint(["capacity", name, "--output-format", fmt], hostile)
+    completed = kvlint_here(["capacity", name, "--output-format", fmt], hostile)
     assert completed.returncode in (0, 1), completed.stderr
     assert_safe(completed.stdout)
     assert_safe(completed.stderr)
@@ -91,7 +95,7 @@ def test_capacity_escapes_every_text_from_the_input(hostile: Path, name: str, fm
 
 
 def test_capacity_text_keeps_each_value_on_its_line(hostile: Path):
-    completed = kvlint(["capacity", "deploy.yaml"], hostile)
+    completed = kvlint_here(["capacity", "deploy.yaml"], hostile)
     head = completed.stdout.splitlines()[0]
     assert head.startswith("deploy.yaml: m::error::pwned\\x1b[31m\\n::add-mask::x\\r\\n::warning::y\\x07\\x9b2J\\x7f  (vllm 0.19.1, ")
     assert "kv_cache.dtype ::error::pwned\\x1b[31m\\n::add-mask::x" in head
@@ -100,7 +104,7 @@ def test_capacity_text_keeps_each_value_on_its_line(hostile: Path):
 @pytest.mark.parametrize("name", sorted(_inputs()))
 @pytest.mark.parametrize("fmt", ["full", "concise", "github", "json"])
 def test_check_formats_escape_every_text_from_the_input(hostile: Path, name: str, fmt: str):
-    completed = kvlint(["check", name, "--output-format", fmt], hostile)
+    completed = kvlint_here(["check", name, "--output-format", fmt], hostile)
     assert completed.returncode in (0, 1), completed.stderr
     assert_safe(completed.stdout, github=fmt == "github")
     assert_safe(completed.stderr)
@@ -123,7 +127,7 @@ def _read_documents(project: Path, name: str, monkeypatch) -> List[dict]:
 @pytest.mark.parametrize("name", ["compose.yaml", "serve.sh", "Dockerfile"])
 def test_convert_output_rereads_as_exactly_the_data_read(hostile: Path, name: str, monkeypatch):
     before = digest(hostile)
-    completed = kvlint(["convert", name], hostile)
+    completed = kvlint_here(["convert", name], hostile)
     assert completed.returncode in (0, 1), completed.stderr
     assert_safe(completed.stdout)
     assert_safe(completed.stderr)
@@ -137,7 +141,7 @@ def test_convert_output_rereads_as_exactly_the_data_read(hostile: Path, name: st
 
 
 def test_convert_writes_hostile_environment_names_as_quoted_keys(hostile: Path):
-    completed = kvlint(["convert", "compose.yaml"], hostile)
+    completed = kvlint_here(["convert", "compose.yaml"], hostile)
     env = yaml.safe_load(completed.stdout)["engine"]["env"]
     assert env == {"VLLM_A" + EVIL: "v" + EVIL, "VLLM_B: 1\nextra": "x", "VLLM_C #not a comment": "1 # nor this"}
     assert '    "VLLM_B: 1\\nextra": "x"  # ' in completed.stdout
@@ -150,26 +154,26 @@ def test_file_names_with_newlines_are_escaped(hostile: Path):
     name = "a\n::error::file\x1b[31m.yaml"
     (evil / name).write_text(VALID_MANIFEST.replace("llama8b-bf16-h100", "ok"), encoding="utf-8")
     (evil / "c\n::error::c.yaml").write_text(_inputs()["compose.yaml"], encoding="utf-8")
-    capacity = kvlint(["capacity", "evil"], hostile)
+    capacity = kvlint_here(["capacity", "evil"], hostile)
     assert capacity.returncode in (0, 1), capacity.stderr
     assert_safe(capacity.stdout)
     assert_safe(capacity.stderr)
     assert "a\\n::error::file\\x1b[31m.yaml: ok  (vllm" in capacity.stdout
     for fmt in ("full", "concise", "github"):
-        check = kvlint(["check", "evil", "--output-format", fmt], hostile)
+        check = kvlint_here(["check", "evil", "--output-format", fmt], hostile)
         assert_safe(check.stdout, github=fmt == "github")
         assert_safe(check.stderr)
-    convert = kvlint(["convert", "evil/c\n::error::c.yaml"], hostile)
+    convert = kvlint_here(["convert", "evil/c\n::error::c.yaml"], hostile)
     assert convert.returncode in (0, 1), convert.stderr
     assert_safe(convert.stdout)
     assert convert.stdout.startswith("# Read by kvlint from evil/c\\n::error::c.yaml (compose).\n")
 
 
 def test_error_lines_escape_the_input(hostile: Path):
-    completed = kvlint(["convert", "deploy.yaml"], hostile)  # already a manifest: a usage error
+    completed = kvlint_here(["convert", "deploy.yaml"], hostile)  # already a manifest: a usage error
     assert completed.returncode == 2
     assert_safe(completed.stderr)
-    missing = kvlint(["check", "no\x1b[31m\n::error::such.yaml"], hostile)
+    missing = kvlint_here(["check", "no\x1b[31m\n::error::such.yaml"], hostile)
     assert missing.returncode == 2
     assert_safe(missing.stderr)
 

@@ -1,9 +1,12 @@
 """Hostile input, end to end through the console (docs/security.md).
 
-Every case runs the real command in a subprocess with a timeout, and checks: it finishes within
-seconds, prints no traceback, exits with the documented code, its JSON parses, and every input
-is byte-for-byte unchanged. Risky files (FIFOs, devices, huge files, unreadable paths) are made
-at run time in a temporary directory.
+Every case runs the real command and checks: it prints no traceback, exits with the documented
+code, its JSON parses, and every input is byte-for-byte unchanged. A case that could hang or grow
+(a FIFO, a device, a huge file, a multi-megabyte value, twenty concurrent runs) runs it in a
+subprocess with a timeout (`kvlint`), and so finishes within seconds; the others run the same
+click command in this process (`kvlint_here`, conftest.kvlint_in_process), without an interpreter
+start per run. Risky files (FIFOs, devices, huge files, unreadable paths) are made at run time in
+a temporary directory.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Dict, List, Sequence
 
 import pytest
 
-from conftest import REPO_ROOT, VALID_MANIFEST
+from conftest import REPO_ROOT, VALID_MANIFEST, kvlint_in_process
 
 TIMEOUT_S = 20  # a run that blocks on a FIFO would hit this; a normal one takes about a second
 ROOT_USER = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -36,6 +39,13 @@ def kvlint(args: Sequence[str], cwd: Path, env: Dict[str, str] = None) -> subpro
         [sys.executable, "-m", "kvlint", *args], cwd=cwd, env=environment, capture_output=True,
         text=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL,
     )
+    assert "Traceback" not in completed.stderr + completed.stdout, completed.stderr
+    return completed
+
+
+def kvlint_here(args: Sequence[str], cwd: Path, env: Dict[str, str] = None) -> subprocess.CompletedProcess:
+    """The command in this process, with the same check as `kvlint` (no traceback)."""
+    completed = kvlint_in_process(args, cwd, env)
     assert "Traceback" not in completed.stderr + completed.stdout, completed.stderr
     return completed
 
@@ -68,7 +78,7 @@ def diagnostics(completed: subprocess.CompletedProcess) -> List[dict]:
 @pytest.mark.parametrize("option", ["-o", "--sarif-file"])
 def test_check_refuses_to_write_onto_a_manifest_it_reads(project: Path, option: str):
     before = digest(project)
-    completed = kvlint(["check", "deploy.yaml", option, "deploy.yaml"], project)
+    completed = kvlint_here(["check", "deploy.yaml", option, "deploy.yaml"], project)
     assert completed.returncode == 2
     assert completed.stderr.count("\n") == 1 and "never writes onto its input" in completed.stderr
     assert digest(project) == before
@@ -80,11 +90,11 @@ def test_check_refuses_hard_links_and_symlinks_to_inputs(project: Path):
     os.symlink(project / "deploy.yaml", project / "soft.json")
     before = digest(project)
     for target in ("hard.json", "soft.json"):
-        completed = kvlint(["check", "deploy.yaml", "-o", target], project)
+        completed = kvlint_here(["check", "deploy.yaml", "-o", target], project)
         assert completed.returncode == 2, completed.stderr
         assert "is a file this run reads" in completed.stderr
     # the configuration is an input too
-    completed = kvlint(["check", "deploy.yaml", "-o", "kvlint.toml"], project)
+    completed = kvlint_here(["check", "deploy.yaml", "-o", "kvlint.toml"], project)
     assert completed.returncode == 2 and "kvlint.toml" in completed.stderr
     assert digest(project) == before
     assert os.path.islink(project / "soft.json")
@@ -92,12 +102,12 @@ def test_check_refuses_hard_links_and_symlinks_to_inputs(project: Path):
 
 def test_facts_and_convert_refuse_their_input(project: Path):
     before = digest(project)
-    assert kvlint(["facts", "deploy.yaml", "-o", "deploy.yaml"], project).returncode == 2
+    assert kvlint_here(["facts", "deploy.yaml", "-o", "deploy.yaml"], project).returncode == 2
     (project / "serve.sh").write_text(
         "#!/bin/sh\n# kvlint: gpu=H100-SXM-80GB engine-version=0.19.1\n"
         "vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtype fp8\n", encoding="utf-8")
     before = digest(project)
-    assert kvlint(["convert", "serve.sh", "-o", "serve.sh"], project).returncode == 2
+    assert kvlint_here(["convert", "serve.sh", "-o", "serve.sh"], project).returncode == 2
     assert digest(project) == before
 
 
@@ -106,7 +116,7 @@ def test_check_refuses_to_write_onto_an_ablation_base(project: Path):
         "apiVersion: kvlint/v1\nkind: Ablation\nmetadata: {name: a}\nbase: deploy.yaml\n"
         "variants:\n  - name: bf16\n", encoding="utf-8")
     before = digest(project)
-    completed = kvlint(["check", "ablation.yaml", "--sarif-file", "deploy.yaml"], project)
+    completed = kvlint_here(["check", "ablation.yaml", "--sarif-file", "deploy.yaml"], project)
     assert completed.returncode == 2 and "is a file this run reads" in completed.stderr
     assert digest(project) == before
 
@@ -115,7 +125,7 @@ def test_check_refuses_to_write_onto_an_ablation_base(project: Path):
 def test_ablate_refuses_a_hard_link_to_its_deployment(project: Path):
     os.link(project / "deploy.yaml", project / "ablation.yaml")
     before = digest(project)
-    completed = kvlint(["ablate", "deploy.yaml", "--out", "ablation.yaml", "--force"], project)
+    completed = kvlint_here(["ablate", "deploy.yaml", "--out", "ablation.yaml", "--force"], project)
     assert completed.returncode == 2 and "never writes onto its input" in completed.stderr
     assert digest(project) == before
 
@@ -124,7 +134,7 @@ def test_output_is_written_atomically_and_keeps_an_existing_mode(project: Path):
     report = project / "report.json"
     report.write_text("old", encoding="utf-8")
     os.chmod(report, 0o640)
-    completed = kvlint(["check", "deploy.yaml", "--output-format", "json", "-o", "report.json"], project)
+    completed = kvlint_here(["check", "deploy.yaml", "--output-format", "json", "-o", "report.json"], project)
     assert completed.returncode == 0, completed.stderr
     json.loads(report.read_text(encoding="utf-8"))
     assert (report.stat().st_mode & 0o777) == 0o640
@@ -132,7 +142,7 @@ def test_output_is_written_atomically_and_keeps_an_existing_mode(project: Path):
 
 
 def test_a_failed_write_is_one_line_and_exit_2(project: Path):
-    completed = kvlint(["check", "deploy.yaml", "-o", "missing-dir/report.txt"], project)
+    completed = kvlint_here(["check", "deploy.yaml", "-o", "missing-dir/report.txt"], project)
     assert completed.returncode == 2 and completed.stderr.startswith("kvlint: error: cannot write")
 
 
@@ -230,7 +240,7 @@ def hostile_manifest(long_value: bool = False) -> str:
 @pytest.mark.parametrize("fmt", ["full", "concise", "github"])
 def test_text_formats_escape_control_characters_and_never_start_a_workflow_command(project: Path, fmt: str):
     (project / "deploy.yaml").write_text(hostile_manifest(), encoding="utf-8")
-    completed = kvlint(["check", "deploy.yaml", "--output-format", fmt], project)
+    completed = kvlint_here(["check", "deploy.yaml", "--output-format", fmt], project)
     assert completed.returncode == 0, completed.stderr  # KV203 (unknown model) is a warning
     out = completed.stdout
     assert "\x1b" not in out and "\r" not in out and "\u202e" not in out
@@ -246,7 +256,7 @@ def test_text_formats_escape_control_characters_and_never_start_a_workflow_comma
 
 def test_long_lines_are_cut_around_the_caret(project: Path):
     (project / "deploy.yaml").write_text(hostile_manifest(long_value=True), encoding="utf-8")
-    completed = kvlint(["check", "deploy.yaml"], project)
+    completed = kvlint_here(["check", "deploy.yaml"], project)
     assert completed.returncode in (0, 1), completed.stderr
     assert max(len(line) for line in completed.stdout.splitlines() if " | " in line) < 200
     carets = [line for line in completed.stdout.splitlines() if line.strip().startswith("|") and "^" in line]
@@ -255,7 +265,7 @@ def test_long_lines_are_cut_around_the_caret(project: Path):
 
 def test_json_and_sarif_parse_and_sarif_uris_are_percent_encoded(project: Path):
     (project / "my deploy#1%.yaml").write_text(hostile_manifest(), encoding="utf-8")
-    completed = kvlint(["check", "my deploy#1%.yaml", "--output-format", "json", "--sarif-file", "out.sarif"], project)
+    completed = kvlint_here(["check", "my deploy#1%.yaml", "--output-format", "json", "--sarif-file", "out.sarif"], project)
     assert completed.returncode == 0, completed.stderr
     assert any(d["file"] == "my deploy#1%.yaml" for d in json.loads(completed.stdout)["diagnostics"])
     sarif = json.loads((project / "out.sarif").read_text(encoding="utf-8"))
@@ -275,7 +285,7 @@ def test_nan_and_infinities_are_findings_and_never_reach_the_rules(project: Path
     (project / "deploy.yaml").write_text(manifest_with(
         "  dtype: auto\n", "  dtype: auto\n  block_size: .nan\ntargets:\n  max_scale_overhead: -.inf\n  min_concurrency: 1e999\n"),
         encoding="utf-8")
-    completed = kvlint(["check", "deploy.yaml", "--output-format", "json"], project)
+    completed = kvlint_here(["check", "deploy.yaml", "--output-format", "json"], project)
     assert completed.returncode == 1
     found = diagnostics(completed)
     finite = {d["message"].split(":")[0] for d in found if "not a finite number" in d["message"]}
@@ -286,7 +296,7 @@ def test_nan_and_infinities_are_findings_and_never_reach_the_rules(project: Path
 
 def test_nan_in_the_configuration_is_a_configuration_error(project: Path):
     (project / "kvlint.toml").write_text("max-scale-overhead = nan\n", encoding="utf-8")
-    completed = kvlint(["check", "deploy.yaml"], project)
+    completed = kvlint_here(["check", "deploy.yaml"], project)
     assert completed.returncode == 2
     assert completed.stderr.strip().endswith("max-scale-overhead: nan is not a finite number")
 
@@ -297,7 +307,7 @@ def test_huge_integers_and_version_components_are_findings(project: Path):
     (project / "b.yaml").write_text(manifest_with('version: "0.19.1"', 'version: "0.' + "9" * 5000 + '.1"'), encoding="utf-8")
     (project / "c.yaml").write_text(manifest_with('version: "0.19.1"', 'version: "0.19.99999999999999999999999"'),
                                     encoding="utf-8")
-    completed = kvlint(["check", "a.yaml", "b.yaml", "c.yaml", "--output-format", "json"], project)
+    completed = kvlint_here(["check", "a.yaml", "b.yaml", "c.yaml", "--output-format", "json"], project)
     assert completed.returncode == 1, completed.stderr
     files = {d["file"] for d in diagnostics(completed)}
     assert files == {"a.yaml", "b.yaml", "c.yaml"}
@@ -307,7 +317,7 @@ def test_yaml_1_1_sexagesimal_and_yes_no_are_strings(project: Path):
     (project / "deploy.yaml").write_text(
         manifest_with('version: "0.19.1"', "version: 1:30").replace("name: llama8b-bf16-h100", "name: yes"),
         encoding="utf-8")
-    completed = kvlint(["check", "deploy.yaml", "--output-format", "json"], project)
+    completed = kvlint_here(["check", "deploy.yaml", "--output-format", "json"], project)
     found = diagnostics(completed)
     assert not [d for d in found if d["code"] == "KV103"], found  # `yes` is the string "yes"
     assert any("'1:30'" in d["message"] for d in found)  # not 90
@@ -335,7 +345,7 @@ def with_model_config(path: str) -> str:
 
 
 def kv209(project: Path, *names: str) -> Dict[str, List[str]]:
-    completed = kvlint(["check", *names, "--output-format", "json"], project)
+    completed = kvlint_here(["check", *names, "--output-format", "json"], project)
     assert completed.returncode in (0, 1), completed.stderr
     out: Dict[str, List[str]] = {}
     for d in diagnostics(completed):
@@ -376,7 +386,7 @@ def test_model_config_and_ablation_base_must_stay_in_the_project(project: Path, 
 
 def test_capacity_reports_a_path_outside_the_project_as_a_problem(project: Path):
     (project / "deploy.yaml").write_text(with_model_config("/etc/hostname"), encoding="utf-8")
-    completed = kvlint(["capacity", "deploy.yaml"], project)
+    completed = kvlint_here(["capacity", "deploy.yaml"], project)
     assert completed.returncode == 1 and "KV209" in completed.stderr
 
 
@@ -425,7 +435,7 @@ def test_outputs_refuse_a_model_config_the_manifest_reads(project: Path):
                     ["check", "deploy.yaml", "--sarif-file", "models/config.json"],
                     ["capacity", "deploy.yaml", "-o", "models/config.json"],
                     ["facts", "deploy.yaml", "-o", "hard.json"]):
-        completed = kvlint(command, project)
+        completed = kvlint_here(command, project)
         assert completed.returncode == 2, (command, completed.stderr)
         assert "never writes onto its input" in completed.stderr and completed.stderr.count("\n") == 1
     assert digest(project) == before
@@ -438,7 +448,7 @@ def test_diff_refuses_to_write_onto_a_manifest_it_reads(project: Path):
     subprocess.run([*git, "add", "."], cwd=project, check=True)
     subprocess.run([*git, "commit", "-q", "-m", "base"], cwd=project, check=True)
     before = digest(project)
-    completed = kvlint(["diff", "--base", "HEAD", "deploy.yaml", "-o", "deploy.yaml"], project)
+    completed = kvlint_here(["diff", "--base", "HEAD", "deploy.yaml", "-o", "deploy.yaml"], project)
     assert completed.returncode == 2 and "never writes onto its input" in completed.stderr, completed.stderr
     assert digest(project) == before
 
@@ -461,13 +471,13 @@ def org_project(tmp_path: Path) -> Path:
 def test_outputs_refuse_rules_dir_and_catalog_dir(org_project: Path, tmp_path: Path, target: str):
     cache = {"KVLINT_CACHE_DIR": str(tmp_path / "cache")}
     manifest = "llama8b-ft-acme-x1.yaml"
-    assert kvlint(["check", manifest], org_project, cache).returncode in (0, 1)  # warms the cache
+    assert kvlint_here(["check", manifest], org_project, cache).returncode in (0, 1)  # warms the cache
     before = digest(org_project)
     for option in ("-o", "--sarif-file"):
-        completed = kvlint(["check", manifest, option, target], org_project, cache)
+        completed = kvlint_here(["check", manifest, option, target], org_project, cache)
         assert completed.returncode == 2, completed.stderr
         assert "never writes onto its input" in completed.stderr and completed.stderr.count("\n") == 1
-    completed = kvlint(["capacity", manifest, "-o", target], org_project, cache)
+    completed = kvlint_here(["capacity", manifest, "-o", target], org_project, cache)
     assert completed.returncode == 2 and "never writes onto its input" in completed.stderr
     assert digest(org_project) == before
 
@@ -478,7 +488,7 @@ def test_outputs_refuse_hard_and_symbolic_links_into_a_catalog_dir(org_project: 
     os.symlink(org_project / "rules" / "ORG101-require-targets.yaml", org_project / "rule-link.out")
     before = digest(org_project)
     for target in ("gpus-link.yaml.out", "rule-link.out"):
-        completed = kvlint(["check", "llama8b-ft-acme-x1.yaml", "-o", target], org_project,
+        completed = kvlint_here(["check", "llama8b-ft-acme-x1.yaml", "-o", target], org_project,
                            {"KVLINT_CACHE_DIR": str(tmp_path / "cache")})
         assert completed.returncode == 2 and "never writes onto its input" in completed.stderr, completed.stderr
     assert digest(org_project) == before
@@ -488,7 +498,7 @@ def test_capacity_from_log_refuses_a_fifo_and_an_output_onto_the_log(project: Pa
     log = project / "startup.log"
     log.write_text("INFO: GPU KV cache size: 1,000 tokens\n", encoding="utf-8")
     before = digest(project)
-    completed = kvlint(["capacity", "deploy.yaml", "--from-log", "startup.log", "-o", "startup.log"], project)
+    completed = kvlint_here(["capacity", "deploy.yaml", "--from-log", "startup.log", "-o", "startup.log"], project)
     assert completed.returncode == 2 and "never writes onto its input" in completed.stderr, completed.stderr
     assert digest(project) == before
     if hasattr(os, "mkfifo"):
@@ -518,7 +528,7 @@ def test_an_ablation_base_files_own_model_config_must_stay_in_the_project(projec
     assert "is an absolute path" in found["ablation-absolute.yaml"][0]
     assert not any(str(tmp_path) in m for m in found["ablation-dotdot.yaml"])
     # capacity reports it as a problem too (exit 1), and allowed-roots opens the directory
-    completed = kvlint(["capacity", "ablation-dotdot.yaml"], project)
+    completed = kvlint_here(["capacity", "ablation-dotdot.yaml"], project)
     assert completed.returncode == 1 and "KV209" in completed.stderr, completed.stderr
     (project / "kvlint.toml").write_text('allowed-roots = ["../outside"]\n', encoding="utf-8")
     assert kv209(project, "ablation-dotdot.yaml", "ablation-absolute.yaml") == {}

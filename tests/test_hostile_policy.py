@@ -1,7 +1,11 @@
 """Hostile input, round two (issue 24), the policy of docs/security.md: a fact the user stated
 explicitly that cannot be read fails the gate (KV211, an error); a fact kvlint looked for on its
 own does not. A broken model file next to a catalogued model is reported, never silently
-replaced by the catalog."""
+replaced by the catalog.
+
+A model file that is a FIFO, and the Hugging Face cache found through the environment, are run in
+a subprocess (test_hostile_round2.kvlint, with its timeout); the other cases only check what the
+command reports and run it in this process (test_hostile_round2.kvlint_here)."""
 
 from __future__ import annotations
 
@@ -9,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from test_hostile_round2 import _manifest_with, diagnostics, digest, kvlint, posix_only, project  # noqa: F401 - fixture
+from test_hostile_round2 import (  # noqa: F401 - project is a fixture
+    _manifest_with, diagnostics, digest, kvlint, kvlint_here, posix_only, project)
 
 BROKEN = {
     "missing": None,
@@ -31,14 +36,14 @@ def test_unreadable_model_config_of_a_catalogued_model_is_an_error(project: Path
     _plant(project, kind, name)
     (project / "deploy.yaml").write_text(_manifest_with(config=name), encoding="utf-8")
     before = digest(project)
-    completed = kvlint(["check", "deploy.yaml", "--output-format", "json"], project)
+    completed = kvlint_here(["check", "deploy.yaml", "--output-format", "json"], project)
     assert completed.returncode == 1, completed.stdout
     found = [d for d in diagnostics(completed) if d["code"] == "KV211"]
     assert len(found) == 1 and found[0]["severity"] == "error", diagnostics(completed)
     assert found[0]["message"].startswith(f"cannot use model.config {name}: ")
     assert "the catalog's geometry for meta-llama/Llama-3.1-8B-Instruct instead" in found[0]["message"]
     assert (found[0]["line"], found[0]["column"]) == (12, 11)
-    capacity = kvlint(["capacity", "deploy.yaml"], project)
+    capacity = kvlint_here(["capacity", "deploy.yaml"], project)
     assert capacity.returncode == 1
     assert "KV211 cannot use model.config" in capacity.stderr
     assert capacity.stdout.startswith("deploy.yaml: llama8b-bf16-h100")  # the figures still come out
@@ -50,7 +55,7 @@ def test_unreadable_model_config_of_an_unknown_model_is_an_error(project: Path):
     (project / "deploy.yaml").write_text(
         _manifest_with(config="config.json").replace("meta-llama/Llama-3.1-8B-Instruct", "acme/unknown-7b"),
         encoding="utf-8")
-    completed = kvlint(["check", "deploy.yaml", "--output-format", "json"], project)
+    completed = kvlint_here(["check", "deploy.yaml", "--output-format", "json"], project)
     assert completed.returncode == 1
     by_code = {d["code"]: d for d in diagnostics(completed)}
     assert by_code["KV211"]["severity"] == "error"
@@ -65,12 +70,12 @@ def test_unreadable_model_config_of_an_unknown_model_is_an_error(project: Path):
 def test_broken_gguf_named_by_dash_m_is_an_error(project: Path, script: str):
     _plant(project, "truncated-gguf", "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf")
     (project / "run.sh").write_text("#!/bin/sh\n" + script, encoding="utf-8")
-    completed = kvlint(["check", "run.sh", "--output-format", "json"], project)
+    completed = kvlint_here(["check", "run.sh", "--output-format", "json"], project)
     assert completed.returncode == 1
     found = [d for d in diagnostics(completed) if d["code"] == "KV211"]
     assert len(found) == 1 and found[0]["severity"] == "error"
     assert "not a readable GGUF file" in found[0]["message"]
-    assert kvlint(["capacity", "run.sh"], project).returncode == 1
+    assert kvlint_here(["capacity", "run.sh"], project).returncode == 1
 
 
 @posix_only

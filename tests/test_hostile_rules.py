@@ -1,9 +1,11 @@
 """Hostile organisation rules and data directories (docs/security.md): a `rules-dir` comes from the
 repository under review, so its rule files are input like any manifest.
 
-Every case runs the real command in a subprocess with a timeout (a hang guard, not a speed
-claim) and checks the exit code, that there is no traceback, that an error is one line naming
-the file, and that every input is byte-for-byte unchanged.
+Every case runs the real command and checks the exit code, that there is no traceback, that an
+error is one line naming the file, and that every input is byte-for-byte unchanged. Catastrophic
+patterns, alias bombs, huge files and FIFOs run it in a subprocess with a timeout (a hang guard,
+not a speed claim); a pattern or keyword refused when the rule is loaded runs it in this process
+(test_hostile_inputs.kvlint_here).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import VALID_MANIFEST
-from test_hostile_inputs import digest, kvlint, posix_only
+from test_hostile_inputs import digest, kvlint, kvlint_here, posix_only
 
 
 def org_rule(condition: str, code: str = "ORG901") -> str:
@@ -102,7 +104,7 @@ def test_a_pattern_outside_the_linear_subset_is_a_rule_error_naming_the_file(pro
                                                           encoding="utf-8")
     before = digest(project)
     for command in (["check", "deploy.yaml"], ["check", "deploy.yaml", "--select", "KV1"]):
-        completed = kvlint(command, project)
+        completed = kvlint_here(command, project)
         assert completed.returncode == 2 and completed.stdout == ""
         assert completed.stderr.count("\n") == 1, completed.stderr
         assert "ORG903-unsafe.yaml" in completed.stderr and reason in completed.stderr
@@ -112,7 +114,7 @@ def test_a_pattern_outside_the_linear_subset_is_a_rule_error_naming_the_file(pro
 def test_pattern_properties_in_an_organisation_rule_is_a_rule_error(project: Path):
     condition = "  type: object\n  patternProperties:\n    '(a+)+$': {type: string}\n"
     (project / "rules" / "ORG904-pp.yaml").write_text(org_rule(condition, "ORG904"), encoding="utf-8")
-    completed = kvlint(["check", "deploy.yaml"], project)
+    completed = kvlint_here(["check", "deploy.yaml"], project)
     assert completed.returncode == 2 and "ORG904-pp.yaml" in completed.stderr
     assert "patternProperties" in completed.stderr and completed.stderr.count("\n") == 1
 

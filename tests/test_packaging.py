@@ -8,6 +8,7 @@ imports neither torch nor numpy, in the development environment where both may b
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import re
@@ -17,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from conftest import REPO_ROOT, VALID_MANIFEST
 
@@ -61,15 +63,20 @@ def installed(tmp_path_factory):
         _run([sys.executable, "-m", "build", "--no-isolation", "--outdir", dist, REPO_ROOT], cwd=base)
     [wheel] = sorted(dist.glob("kvcache_lint-*.whl"))
     venv = base / "venv"
-    _run([sys.executable, "-m", "venv", venv], cwd=base)
-    assert "include-system-site-packages = false" in (venv / "pyvenv.cfg").read_text()
     python = venv / "bin" / "python"
+    # As pipx and uv make a tool's environment: without a pip of its own (ensurepip is about 5 s of
+    # CPU), installed into by this environment's pip (`--python`, pip 22.3 and later).
+    pip = [sys.executable, "-m", "pip", "--python", python]
+    if Version(importlib.metadata.version("pip")) < Version("22.3"):
+        pip = None
+    _run([sys.executable, "-m", "venv", *(["--without-pip"] if pip else []), venv], cwd=base)
+    assert "include-system-site-packages = false" in (venv / "pyvenv.cfg").read_text()
+    pip = pip or [python, "-m", "pip"]
     # As the README pins a release (`pipx install 'kvcache-lint==X.Y.Z'`): by distribution name
     # and version, found among the distributions just built (the dependencies come from the
     # package index pip is configured with); the wheel, which pip prefers to the sdist.
-    _run([python, "-m", "pip", "install", "--quiet", "--find-links", dist, f"kvcache-lint=={_version()}"],
-         cwd=base, env=_clean_env())
-    installed = _run([python, "-m", "pip", "show", "--files", "kvcache-lint"], cwd=base, env=_clean_env()).stdout
+    _run([*pip, "install", "--quiet", "--find-links", dist, f"kvcache-lint=={_version()}"], cwd=base, env=_clean_env())
+    installed = _run([*pip, "show", "--files", "kvcache-lint"], cwd=base, env=_clean_env()).stdout
     assert f"Version: {_version()}" in installed and wheel.name.split("-")[0] == "kvcache_lint"
     return python, venv / "bin" / "kvlint", base
 

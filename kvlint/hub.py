@@ -37,7 +37,7 @@ import os
 import re
 import time
 from kvlint.records import dataclass
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from kvlint import __version__
 from kvlint.cachefiles import private_directory, read_private, write_private
@@ -280,6 +280,9 @@ def _status_reason(status: int, answer: Mapping[str, str], secret: Optional[str]
     return f"HTTP {status}"
 
 
+_TLS: List[Any] = [None]  # the ssl.SSLContext _request builds on its first https fetch
+
+
 def _request(url: str, headers: Mapping[str, str], deadline: float
              ) -> Tuple[int, Dict[str, str], bytes, Optional[str]]:
     """(status, lower-cased headers, body, problem): one GET, no redirect followed, the body
@@ -295,7 +298,11 @@ def _request(url: str, headers: Mapping[str, str], deadline: float
         def redirect_request(self, *args: Any, **kwargs: Any) -> None:  # hub._fetch follows them itself
             return None
 
-    handlers: list = [_NoRedirect(), urllib.request.HTTPSHandler(context=ssl.create_default_context())]
+    handlers: list = [_NoRedirect()]
+    if url.startswith("https:"):  # a TLS context loads the system's CA store (~25 ms): once per process
+        if _TLS[0] is None:
+            _TLS[0] = ssl.create_default_context()
+        handlers.append(urllib.request.HTTPSHandler(context=_TLS[0]))
     if _is_loopback(_origin(url)[1]):
         handlers.append(urllib.request.ProxyHandler({}))  # a local hub is never reached through a proxy
     opener = urllib.request.build_opener(*handlers)

@@ -42,6 +42,15 @@ _os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
 for _name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
     _os.environ.pop(_name, None)
 
+# Bytecode as an installed tool has it. With PYTHONDONTWRITEBYTECODE set (some CI images and
+# sandboxes set it), every `python -m kvlint` a test starts compiles kvlint from source, about
+# twice the CPU of a start from bytecode, and every xdist worker re-rewrites every test module.
+# Writes go to the usual __pycache__ folders (git-ignored), atomically, so workers may race.
+if _os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+    import sys as _sys
+
+    _sys.dont_write_bytecode = False
+
 # The passing example of rules/KV101-missing-required.yaml: designed to stay clean as the semantic
 # stages grow (a catalogued vLLM release, model and GPU, an unquantized cache).
 VALID_MANIFEST = """\

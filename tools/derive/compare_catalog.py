@@ -16,7 +16,10 @@ the same questions the release's code answered:
 
 Backends present: every backend of the release's registry must be in the catalog, and every
 catalogued backend in the registry. A backend the catalog lists with `checks: unknown` (device and
-attention kind only) is compared for presence alone.
+attention kind only) is compared for presence alone. The tables hold only what runs on a CUDA or
+ROCm GPU; the names of the others (CPU, TPU, XPU backends, placeholders) come from
+tables/vllm_registry.json (vllm_registry.py: the release's enum read from its wheel) and are
+compared the same way.
 
 Not compared: the sliding-window variant (accepts() has no such input) and MLA with attention
 sinks (no such model).
@@ -124,6 +127,9 @@ def compare_release(cat, table: dict, groups: dict) -> dict:
     # ---- backends present / absent
     code_names = {n for n, b in table.get("backends", {}).items() if "class" in b}
     for n in sorted(catalog_names - code_names):
+        listed = rel.backend(n)
+        if listed is not None and listed.platforms and not {"cuda", "rocm"} & set(listed.platforms):
+            continue  # another device's backend: the probe never asks it; compare_registry does
         if n in table.get("backends", {}):
             ie = table["backends"][n].get("import_error")
             if isinstance(ie, dict):  # a tree over devices: show one message
@@ -492,10 +498,12 @@ def compare_all(cat, tables_dir: Path, jobs: int = 0) -> tuple:
     groups: dict = defaultdict(list)
     seen: dict = {}
     todo = []
+    probed: dict = {}
     for p in paths:
         t = json.loads(p.read_text())
         v = t["version"]
         order.append(v)
+        probed[v] = set(t.get("backends", {}))
         sig = (json.dumps(_content(t), sort_keys=True), catalog_signature(cat, v))
         if sig in seen:
             same_as[v] = seen[sig]
@@ -521,7 +529,31 @@ def compare_all(cat, tables_dir: Path, jobs: int = 0) -> tuple:
         counts[v] = counts[rep]
         for key, cells in list(groups.items()):
             cells.extend([(v,) + c[1:] for c in cells if c[0] == rep])
+    compare_registry(cat, order, probed, groups)
     return order, counts, groups, same_as
+
+
+REGISTRY = HERE / "tables" / "vllm_registry.json"
+
+
+def compare_registry(cat, order: list, probed: dict, groups: dict, registry: Path = REGISTRY) -> None:
+    """Backend names of the release's enum that the probe did not ask (other devices,
+    placeholders) against the catalog, both ways; per release, not per table signature (two
+    releases with equal tables may name different backends)."""
+    if not registry.is_file():
+        return
+    enums = json.loads(registry.read_text())["releases"]
+    for v in order:
+        rel, names = cat.release("vllm", v), enums.get(v)
+        if rel is None or names is None:
+            continue
+        known, catalogued = set(names["names"]), set(rel.backend_names())
+        for n in sorted(known - catalogued - probed.get(v, set())):
+            groups[("backend", n, "the release's enum has it (a backend the probe does not ask), the catalog "
+                    "does not list it", "")].append((v,) + ("-",) * 5)
+        for n in sorted(catalogued - known - probed.get(v, set())):
+            groups[("backend", n, "catalog lists it, the release's enum has no such name", "")].append(
+                (v,) + ("-",) * 5)
 
 
 def merged_groups(groups: dict) -> tuple:

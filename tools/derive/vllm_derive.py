@@ -406,6 +406,10 @@ def derive(version: str, root: Path | None = None, out_dir: Path = OUT_DIR, jobs
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"{version}.json"
     out.write_text(json.dumps(table, sort_keys=True, separators=(",", ":")) + "\n")
+    if out_dir.resolve() == OUT_DIR.resolve():
+        import vllm_registry  # the backend names the probe does not ask (other devices): compare_catalog
+
+        vllm_registry.record(version, vllm_registry.read_tree(root))
     print(f"vllm {version}: {out} ({out.stat().st_size // 1024} KiB, {time.time() - t0:.0f}s)", flush=True)
     return out
 

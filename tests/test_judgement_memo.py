@@ -54,6 +54,23 @@ def test_serves_tells_a_sparse_mla_model_from_a_dense_one_in_either_order(first:
     assert answers[False] == (None, "FLASH_ATTN_MLA")
 
 
+@pytest.mark.parametrize("first", [True, False])
+def test_pinnable_candidates_follow_platform_kind_and_sparsity_in_either_order(first: bool) -> None:
+    """The backends a remedy may pin, remembered per release view, equal the list built afresh
+    for every (platform, MLA, sparse) asked, whichever was asked first."""
+    setups = [_mla_setup(True), _mla_setup(False), _refused_setup(), _refused_setup("MI300X")]
+    if not first:
+        setups.reverse()
+    release = load_engine_catalog().release("vllm", "0.33.0")  # a fresh view: nothing remembered yet
+    seen = set()
+    for setup in setups:
+        search = RemedySearch(CATALOGS, release, setup)
+        remembered = list(search.candidates(release))
+        assert remembered == list(search.list_candidates(release)) and list(search.candidates(release)) == remembered
+        seen.add(tuple(remembered))
+    assert len(seen) == 4  # sparse MLA, dense MLA, CUDA and ROCm each pin different backends
+
+
 # -- remembered_remedies ---------------------------------------------------------------------
 
 def _refused_setup(gpu: str = "A100-80GB", literal: str = "fp8_e4m3") -> Setup:

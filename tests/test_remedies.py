@@ -180,7 +180,7 @@ def test_a_broken_search_is_caught(monkeypatch) -> None:
     from kvlint.resolve.remedy import RemedySearch
 
     def unchecked(self, release):
-        return (name for name in self._candidates(release) if name not in (self.setup.current, self.setup.pinned))
+        return (name for name in self.candidates(release) if name not in (self.setup.current, self.setup.pinned))
 
     monkeypatch.setattr(RemedySearch, "_other_backends", unchecked)
     _, failures = check_remedies(itertools.islice(grid(), 120))

@@ -203,8 +203,20 @@ class RemedySearch:
         s = self.setup
         return s.mla_sparse if s.engine == "vllm" and s.is_mla else None
 
-    def _candidates(self, release: EngineRelease) -> Iterator[str]:
-        """Backends of a release that could be pinned for this platform and model kind."""
+    def candidates(self, release: EngineRelease) -> Iterator[str]:
+        """Backends of a release that could be pinned for this platform and model kind (remembered
+        on the release view, as `serves` is: they depend on nothing else)."""
+        s = self.setup
+        memo = release.__dict__.setdefault("_candidates_memo", {})
+        key = (s.platform, s.is_mla, self._sparse())
+        names = memo.get(key)
+        if names is None:
+            names = memo[key] = tuple(self.list_candidates(release))
+        return iter(names)
+
+    def list_candidates(self, release: EngineRelease) -> Iterator[str]:
+        """candidates() built afresh: the release's backends of this platform and model kind that
+        a remedy may pin (not sparse for a dense model, not model-specific, checks modelled)."""
         s = self.setup
         seen = set()
         for b in release.backends:
@@ -223,7 +235,7 @@ class RemedySearch:
 
     def _other_backends(self, release: EngineRelease) -> Iterator[str]:
         s = self.setup
-        return (name for name in self._candidates(release)
+        return (name for name in self.candidates(release)
                 if name not in (s.current, s.pinned) and self.serves(release, name) == name)
 
     def other_backends(self, release: EngineRelease) -> List[str]:
@@ -323,7 +335,7 @@ class RemedySearch:
         env = self._pin_env(self.release)
         pin = f" (pin it with {env})" if env else ""
         for literal in fp8:
-            for name in self._candidates(self.release):
+            for name in self.candidates(self.release):
                 if name != s.pinned and self.serves(self.release, name, literal=literal) == name:
                     return (f"; kv_cache.dtype {literal} runs here on {name}{pin}",
                             [Suggestion(problem, "dtype", backend=name, dtype=literal, env=env)])

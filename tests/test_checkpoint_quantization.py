@@ -88,6 +88,11 @@ def test_a_kv_cache_only_recipe_leaves_the_weights_unquantized():
      ("per-tensor", "modelopt")),
     ({"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_quant_algo": "NVFP4"}, None),
     ({"quant_method": "modelopt", "quant_algo": "FP8"}, None),
+    ({"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_scheme": {"dynamic": True, "num_bits": 8, "type": "float"}},
+     None),
+    # no quant_method: vLLM's get_kv_cache_quant_algo_string reads ModelOpt keys only under a
+    # modelopt* quant_method (vllm/utils/torch_utils.py v0.33.0 L452-453), so nothing is read here
+    ({"quant_algo": "FP8", "kv_cache_scheme": "FP8", "producer": {"name": "modelopt"}}, None),
     # an AWQ checkpoint says nothing about the KV cache
     ({"quant_method": "awq", "bits": 4, "group_size": 128}, None),
 ])

@@ -350,32 +350,28 @@ def test_a_quantized_repositorys_own_config_prices_its_weights(test_hub, tmp_pat
 
 
 def test_the_checkpoints_kv_scales_come_from_its_quantization_config(test_hub, tmp_path):
-    """model.kv_scales, unstated, is what the checkpoint's own config.json says: a compressed-tensors
-    kv_cache_scheme of strategy tensor is per-tensor scales, and vLLM 0.19.1 stores `auto` as fp8 for
-    it (`Attention.__init__`, vllm/model_executor/layers/attention/attention.py v0.19.1); a ModelOpt
-    export's 8-bit float kv_cache_scheme is per-tensor too, but vLLM keeps `auto` in the model dtype
-    (ModelOptQuantConfigBase has no kv_cache_scheme attribute, modelopt.py); a kv_cache_scheme of
-    null states none. Expectations read from the served files here, not through kvlint."""
-    names = ["poolside/Laguna-XS.2-FP8", "nvidia/Kimi-K2.5-NVFP4", "moonshotai/Kimi-K2.5",
-             "Qwen/Qwen3-32B-FP8-Static-PerTensor"]
+    """model.kv_scales, unstated, is what the checkpoint's own config.json says, and vLLM 0.19.1
+    stores `auto` as fp8 for it: a compressed-tensors kv_cache_scheme of strategy tensor
+    (`Attention.__init__`, vllm/model_executor/layers/attention/attention.py v0.19.1) and a ModelOpt
+    export's static 8-bit float kv_cache_scheme (`resolve_kv_cache_dtype_string`,
+    vllm/utils/torch_utils.py) are per-tensor scales; a kv_cache_scheme of null states none.
+    Expectations read from the served files here, not through kvlint."""
+    names = ["poolside/Laguna-XS.2-FP8", "nvidia/Kimi-K2.5-NVFP4", "moonshotai/Kimi-K2.5"]
     quant = {name: served(next(e for e in IDS["ids"] if e["id"] == name)) for name in names}
     quant = {name: c.get("quantization_config") or c["text_config"]["quantization_config"] for name, c in quant.items()}
     assert quant["poolside/Laguna-XS.2-FP8"]["kv_cache_scheme"]["strategy"] == "tensor"
     assert quant["nvidia/Kimi-K2.5-NVFP4"]["quant_method"] == "modelopt"
     assert quant["nvidia/Kimi-K2.5-NVFP4"]["kv_cache_scheme"] == {"dynamic": False, "num_bits": 8, "type": "float"}
     assert quant["moonshotai/Kimi-K2.5"]["kv_cache_scheme"] is None
-    assert quant["Qwen/Qwen3-32B-FP8-Static-PerTensor"]["producer"]["name"] == "modelopt"
 
     facts = facts_of(write_manifests(tmp_path / "kv", names))
+    for name, scheme in (("poolside/Laguna-XS.2-FP8", "compressed-tensors"), ("nvidia/Kimi-K2.5-NVFP4", "modelopt")):
+        model, cache = facts[name]["model"], facts[name]["kv_cache"]
+        assert (model["kv_scales"], model["checkpoint_kv_scheme"]) == ("per-tensor", scheme), name
+        assert cache["auto_quantized"] is True and cache["format"].startswith("fp8"), name
     laguna = facts["poolside/Laguna-XS.2-FP8"]
-    assert (laguna["model"]["kv_scales"], laguna["model"]["checkpoint_kv_scheme"]) == ("per-tensor", "compressed-tensors")
     assert "kv_cache_scheme, strategy tensor" in laguna["model"]["kv_scales_source"]
-    assert laguna["kv_cache"]["auto_quantized"] is True and laguna["kv_cache"]["format"].startswith("fp8")
     assert laguna["scales"]["source"] == "checkpoint" and laguna["scales"]["granularity"] == "per-tensor"
-    nvfp4 = facts["nvidia/Kimi-K2.5-NVFP4"]
-    assert (nvfp4["model"]["kv_scales"], nvfp4["model"]["checkpoint_kv_scheme"]) == ("per-tensor", "modelopt")
-    assert nvfp4["kv_cache"]["auto_quantized"] is False
-    assert facts["Qwen/Qwen3-32B-FP8-Static-PerTensor"]["model"]["kv_scales"] == "per-tensor"
     kimi = facts["moonshotai/Kimi-K2.5"]["model"]
     assert kimi["kv_scales"] == "none" and kimi["kv_scales_source"] is None and "checkpoint_kv_scales" not in kimi
 

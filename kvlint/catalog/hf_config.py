@@ -662,17 +662,16 @@ def checkpoint_kv_scales(config: Any) -> Optional[Tuple[str, str, str]]:
       L287-291, v0.33.0; vllm/attention/layer.py L199, v0.15.0) and refuses any other strategy
       (`CompressedTensorsKVCacheMethod.validate_kv_cache_scheme`, compressed_tensors.py v0.15.0:
       tensor or attn_head; v0.12.0: tensor only).
-    - modelopt (NVIDIA ModelOpt): `kv_cache_quant_algo` "FP8", or in newer exports a
-      `kv_cache_scheme` of 8-bit floats (`ModelOptQuantConfigBase.from_config`,
-      vllm/model_executor/layers/quantization/modelopt.py L333-355, v0.33.0): per-tensor k/v
-      scales. vLLM loads them but keeps `auto` in the model dtype (ModelOpt's config has no
-      `kv_cache_scheme` attribute, which is what attention.py looks for)."""
+    - modelopt (NVIDIA ModelOpt, a quant_method starting with "modelopt"): `kv_cache_quant_algo`
+      "FP8", or in newer exports a static `kv_cache_scheme` of 8-bit floats
+      (`ModelOptQuantConfigBase.from_config`, vllm/model_executor/layers/quantization/modelopt.py
+      L333-355, v0.33.0): per-tensor k/v scales. vLLM turns `auto` into fp8 for it too
+      (`get_kv_cache_quant_algo_string` / `resolve_kv_cache_dtype_string`,
+      vllm/utils/torch_utils.py L443-516, v0.33.0); a 4-bit one (nvfp4) is not read here."""
     quant = _quantization_config(config)
     if quant is None:
         return None
     method = str(quant.get("quant_method") or "").strip().lower()
-    producer = quant.get("producer")
-    producer_name = str(producer.get("name") or "").lower() if isinstance(producer, Mapping) else ""
     scheme = quant.get("kv_cache_scheme")
     if method == "compressed-tensors":
         if not isinstance(scheme, Mapping):
@@ -683,14 +682,13 @@ def checkpoint_kv_scales(config: Any) -> Optional[Tuple[str, str, str]]:
             return None
         return (granularity, "compressed-tensors",
                 f"its quantization_config (compressed-tensors kv_cache_scheme, strategy {strategy})")
-    if method == "modelopt" or (not method and producer_name == "modelopt"):
+    if method.startswith("modelopt"):
         algo = quant.get("kv_cache_quant_algo")
         if isinstance(algo, str) and algo.strip().upper() == "FP8":
             return "per-tensor", "modelopt", "its quantization_config (modelopt kv_cache_quant_algo FP8)"
-        if isinstance(scheme, Mapping) and scheme.get("type") == "float" and scheme.get("num_bits") == 8:
+        if (isinstance(scheme, Mapping) and scheme.get("type") == "float" and scheme.get("num_bits") == 8
+                and scheme.get("dynamic") is not True):
             return "per-tensor", "modelopt", "its quantization_config (modelopt kv_cache_scheme, 8-bit float)"
-        if isinstance(scheme, str) and scheme.strip().upper() == "FP8":
-            return "per-tensor", "modelopt", "its quantization_config (modelopt kv_cache_scheme FP8)"
     return None
 
 

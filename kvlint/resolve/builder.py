@@ -325,13 +325,12 @@ class FactsBuilder:
         checkpoint = self.facts["model"]["kv_scales"]
         auto_quantized = False
         if (dtype_literal == "auto" and checkpoint != "none" and engine_name == "vllm"
-                and self.facts["model"].get("checkpoint_kv_scheme") != "modelopt"
                 and view.default("checkpoint_kv_scheme_auto") != "model_dtype"):
             # vLLM: a checkpoint KV scheme turns `auto` into fp8 (`Attention.__init__`,
-            # vllm/model_executor/layers/attention/attention.py L288, v0.33.0), from 0.14.0 only:
-            # up to 0.13.x the cache stays in the model dtype (catalog `checkpoint_kv_scheme_auto`).
-            # It looks for compressed-tensors' `kv_cache_scheme`: a ModelOpt config (read from the
-            # checkpoint's config.json) has none, so its `auto` stays in the model dtype.
+            # vllm/model_executor/layers/attention/attention.py L288, v0.33.0, for compressed-tensors'
+            # kv_cache_scheme; `resolve_kv_cache_dtype_string`, vllm/utils/torch_utils.py L498 and
+            # vllm/engine/arg_utils.py L2297, v0.33.0, for ModelOpt's), from 0.14.0 only: up to
+            # 0.13.x the cache stays in the model dtype (catalog `checkpoint_kv_scheme_auto`).
             auto_quantized = True
             fmt = view.storage_format("fp8", mdtype, gpu)
         quantized = fmt is not None and fmt not in UNQUANTIZED_FORMATS

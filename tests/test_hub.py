@@ -375,6 +375,17 @@ def test_the_checkpoints_kv_scales_come_from_its_quantization_config(test_hub, t
     kimi = facts["moonshotai/Kimi-K2.5"]["model"]
     assert kimi["kv_scales"] == "none" and kimi["kv_scales_source"] is None and "checkpoint_kv_scales" not in kimi
 
+    # vLLM 0.14.x: ModelOpt's scheme already resolves auto to fp8 (resolve_kv_cache_dtype_string,
+    # vllm/engine/arg_utils.py v0.14.0 L1397-1407); compressed-tensors' only from 0.15.0
+    # (vllm/attention/layer.py v0.14.0 has no kv_cache_scheme branch; v0.15.0 L198-203)
+    older = tmp_path / "older"
+    files = write_manifests(older, names[:2])
+    for path in files:
+        Path(path).write_text(Path(path).read_text().replace('version: "0.19.1"', 'version: "0.14.1"'), encoding="utf-8")
+    facts = facts_of(files)
+    assert facts["poolside/Laguna-XS.2-FP8"]["kv_cache"]["auto_quantized"] is False
+    assert facts["nvidia/Kimi-K2.5-NVFP4"]["kv_cache"]["auto_quantized"] is True
+
     # a stated model.kv_scales wins over the checkpoint's config
     stated = tmp_path / "stated.yaml"
     stated.write_text(MANIFEST.format(name=json.dumps("poolside/Laguna-XS.2-FP8")).replace(

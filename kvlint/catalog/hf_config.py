@@ -687,7 +687,7 @@ def checkpoint_kv_scales(config: Any) -> Optional[Tuple[str, str, str]]:
         if isinstance(algo, str) and algo.strip().upper() == "FP8":
             return "per-tensor", "modelopt", "its quantization_config (modelopt kv_cache_quant_algo FP8)"
         if (isinstance(scheme, Mapping) and scheme.get("type") == "float" and scheme.get("num_bits") == 8
-                and scheme.get("dynamic") is not True):
+                and scheme.get("dynamic") is False):  # as get_kv_cache_quant_algo_string asks
             return "per-tensor", "modelopt", "its quantization_config (modelopt kv_cache_scheme, 8-bit float)"
     return None
 

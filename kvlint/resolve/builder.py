@@ -324,8 +324,12 @@ class FactsBuilder:
         fmt = view.storage_format(stored_literal, mdtype, gpu)
         checkpoint = self.facts["model"]["kv_scales"]
         auto_quantized = False
+        # the format, when kvlint read it from the checkpoint's config.json, has its own boundary
+        auto_rule = ("compressed_tensors_kv_scheme_auto"
+                     if self.facts["model"].get("checkpoint_kv_scheme") == "compressed-tensors"
+                     and self.facts["model"].get("kv_scales_source") != "manifest" else "checkpoint_kv_scheme_auto")
         if (dtype_literal == "auto" and checkpoint != "none" and engine_name == "vllm"
-                and view.default("checkpoint_kv_scheme_auto") != "model_dtype"):
+                and view.default(auto_rule) != "model_dtype"):
             # vLLM: a checkpoint KV scheme turns `auto` into fp8 (`Attention.__init__`,
             # vllm/model_executor/layers/attention/attention.py L288, v0.33.0, for compressed-tensors'
             # kv_cache_scheme; `resolve_kv_cache_dtype_string`, vllm/utils/torch_utils.py L498 and

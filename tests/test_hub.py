@@ -386,6 +386,15 @@ def test_the_checkpoints_kv_scales_come_from_its_quantization_config(test_hub, t
     assert facts["poolside/Laguna-XS.2-FP8"]["kv_cache"]["auto_quantized"] is False
     assert facts["nvidia/Kimi-K2.5-NVFP4"]["kv_cache"]["auto_quantized"] is True
 
+    # a written bfloat16 is replaced by fp8 for compressed-tensors' scheme on 0.15-0.21 (KV345), kept
+    # from 0.22 (vllm/model_executor/layers/attention/attention.py v0.21.0 L232-238, v0.22.0 L238)
+    for version, stored in (("0.19.1", "fp8_e4m3"), ("0.22.0", "bf16")):
+        path = tmp_path / f"bf16-{version}.yaml"
+        path.write_text(MANIFEST.format(name=json.dumps("poolside/Laguna-XS.2-FP8")).replace(
+            'version: "0.19.1"', f'version: "{version}"').replace("dtype: auto", "dtype: bfloat16"), encoding="utf-8")
+        cache = facts_of({str(path): "laguna"})["laguna"]["kv_cache"]
+        assert (cache["format"], cache["scheme_override"]) == (stored, "bfloat16" if stored != "bf16" else None), version
+
     # a stated model.kv_scales wins over the checkpoint's config
     stated = tmp_path / "stated.yaml"
     stated.write_text(MANIFEST.format(name=json.dumps("poolside/Laguna-XS.2-FP8")).replace(

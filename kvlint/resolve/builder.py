@@ -337,6 +337,15 @@ class FactsBuilder:
             # 0.13.x the cache stays in the model dtype (catalog `checkpoint_kv_scheme_auto`).
             auto_quantized = True
             fmt = view.storage_format("fp8", mdtype, gpu)
+        scheme_override = None
+        if (dtype_literal != "auto" and checkpoint != "none" and engine_name == "vllm" and fmt is not None
+                and auto_rule == "compressed_tensors_kv_scheme_auto" and view.default(auto_rule) == "fp8_any"
+                and dtype_literal not in ("fp8", "fp8_e4m3")):
+            # vLLM 0.15-0.21: a compressed-tensors kv_cache_scheme makes the cache fp8 whatever was
+            # written (`Attention.__init__`, vllm/attention/layer.py v0.15.0 L198-203; unconditional
+            # up to vllm/model_executor/layers/attention/attention.py v0.21.0 L232-238). KV345.
+            scheme_override = dtype_literal
+            fmt = view.storage_format("fp8", mdtype, gpu)
         quantized = fmt is not None and fmt not in UNQUANTIZED_FORMATS
         per_token_head = fmt in PER_TOKEN_HEAD_FORMATS
         block_scaled = fmt in INLINE_SCALE_FORMATS  # scales inside the record (FP4, SGLang mxfp8, fp8_ds_mla)
@@ -353,6 +362,7 @@ class FactsBuilder:
             e5m2=fmt == "fp8_e5m2",
             per_token_head=per_token_head,
             auto_quantized=auto_quantized,
+            scheme_override=scheme_override,
             block_size=get(data, "kv_cache", "block_size", kind=int, lo=1, hi=4096),
             model_dtype=mdtype,
         )
@@ -376,7 +386,8 @@ class FactsBuilder:
 
         backend, backend_block = None, None
         if fmt is not None:  # an unknown dtype is KV205; predicting a backend for it adds noise
-            backend, backend_block = view.backend(selected_literal if not auto_quantized else "fp8", gpu, geometry, scales,
+            backend, backend_block = view.backend("fp8" if auto_quantized or scheme_override else selected_literal,
+                                                  gpu, geometry, scales,
                                                   env=get(data, "engine", "env", kind=dict))
         view.features(data)
         weights, weights_note = weights_bytes(data, self.facts["model"].get("catalog_weight_bytes"),

@@ -650,6 +650,13 @@ def checkpoint_quantization(config: Any) -> Optional[Tuple[str, str, Optional[fl
     return "unknown", where + ")", None
 
 
+def checkpoint_quant_method(config: Any) -> Optional[str]:
+    """The lower-cased `quant_method` of a config.json's quantization_config, or None."""
+    quant = _quantization_config(config)
+    method = str(quant.get("quant_method") or "").strip().lower() if quant is not None else ""
+    return method or None
+
+
 def checkpoint_kv_scales(config: Any) -> Optional[Tuple[str, str, str]]:
     """The KV scales a config.json's `quantization_config` says the checkpoint carries, as
     (granularity, scheme, how it was read), or None when it states no KV quantization or one

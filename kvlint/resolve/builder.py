@@ -38,6 +38,7 @@ from kvlint.resolve.fields import (
     linear_layers,
     memory_plan,
     model_dtype,
+    online_quantization,
     speculative,
     weights_bytes,
 )
@@ -346,6 +347,7 @@ class FactsBuilder:
             # up to vllm/model_executor/layers/attention/attention.py v0.21.0 L232-238). KV345.
             scheme_override = dtype_literal
             fmt = view.storage_format("fp8", mdtype, gpu)
+        fp8_checkpoint = self._fp8_checkpoint(engine_name)
         quantized = fmt is not None and fmt not in UNQUANTIZED_FORMATS
         per_token_head = fmt in PER_TOKEN_HEAD_FORMATS
         block_scaled = fmt in INLINE_SCALE_FORMATS  # scales inside the record (FP4, SGLang mxfp8, fp8_ds_mla)
@@ -363,6 +365,7 @@ class FactsBuilder:
             per_token_head=per_token_head,
             auto_quantized=auto_quantized,
             scheme_override=scheme_override,
+            fp8_checkpoint=fp8_checkpoint,
             block_size=get(data, "kv_cache", "block_size", kind=int, lo=1, hi=4096),
             model_dtype=mdtype,
         )
@@ -461,6 +464,26 @@ class FactsBuilder:
         value = (get(self.data, "engine", "env", kind=dict) or {}).get("VLLM_ATTENTION_BACKEND")
         if value and view.release.feature("attention_backend_env").status in ("available", "deprecated"):
             self.facts["backend"]["requested"] = str(value)
+
+    def _fp8_checkpoint(self, engine_name: str) -> Optional[str]:
+        """vLLM: why the attention layers get a KV-cache quantization method that loads k/v scales,
+        under which the release refuses fp8_e5m2 (KV346); None when kvlint knows of none. Counted:
+        an fp8 checkpoint or --quantization fp8 (Fp8Config.get_quant_method returns Fp8KVCacheMethod
+        for Attention, vllm/model_executor/layers/quantization/fp8.py v0.12.0 L306, v0.33.0 L206),
+        and a compressed-tensors or ModelOpt checkpoint with a KV scheme (their KV-cache methods,
+        compressed_tensors.py v0.12.0 L157 / v0.33.0 L213, modelopt.py v0.33.0 L1849-1851). Other
+        methods are not counted (AWQ/GPTQ give attention none; a weight-only compressed-tensors
+        checkpoint is refused only before 0.24)."""
+        if engine_name != "vllm":
+            return None
+        model = self.facts["model"]
+        if online_quantization(self.data) == "fp8":
+            return "--quantization fp8"
+        if model.get("checkpoint_quant_method") == "fp8":
+            return "an fp8 checkpoint (quant_method fp8)"
+        if model.get("checkpoint_kv_scheme") in ("compressed-tensors", "modelopt"):
+            return f"a {model['checkpoint_kv_scheme']} checkpoint with a KV scheme"
+        return None
 
     def _dtype_rewrite(self, view: EngineView, literal: str, geometry=None) -> Tuple[str, Optional[str]]:
         """The kv_cache_dtype the release stores for the model (the catalog's `rewrites` keyed by

@@ -19,6 +19,7 @@ from kvlint.catalog.hf_config import (
     ConfigError,
     cached_config,
     checkpoint_kv_scales,
+    checkpoint_quant_method,
     checkpoint_quantization,
     linear_layer_count,
     manifest_geometry_overrides,
@@ -181,6 +182,9 @@ def _record_quantization(config: Any, label: str, model_facts: Dict[str, Any], c
     if kv is not None:
         model_facts["checkpoint_kv_scales"], model_facts["checkpoint_kv_scheme"], where = kv
         model_facts["checkpoint_kv_scales_source"] = f"{label}: {where}"
+    method = checkpoint_quant_method(config)
+    if method:
+        model_facts["checkpoint_quant_method"] = method
     try:
         found = checkpoint_quantization(config)
     except (ConfigError, ValueError):
@@ -423,6 +427,11 @@ def weights_bytes(data: Dict[str, Any], catalog_bytes: Optional[int],
 # lm_head (ParallelLMHead) and the norms are not LinearBase and stay in the model dtype. SGLang's
 # --quantization fp8 (python/sglang/srt/layers/quantization/fp8.py) is priced the same way.
 _ONLINE_FP8 = ("fp8",)
+
+
+def online_quantization(data: Dict[str, Any]) -> Optional[str]:
+    """The online --quantization method kvlint prices (fp8), or None."""
+    return _online_quantization(data)
 
 
 def _online_quantization(data: Dict[str, Any]) -> Optional[str]:

@@ -395,6 +395,14 @@ def test_the_checkpoints_kv_scales_come_from_its_quantization_config(test_hub, t
         cache = facts_of({str(path): "laguna"})["laguna"]["kv_cache"]
         assert (cache["format"], cache["scheme_override"]) == (stored, "bfloat16" if stored != "bf16" else None), version
 
+    # a checkpoint KV scheme gives vLLM's attention a KV-cache method: fp8_e5m2 is refused (KV346,
+    # Attention.__init__, vllm/model_executor/layers/attention/attention.py v0.33.0 L196-220)
+    path = tmp_path / "e5m2.yaml"
+    path.write_text(MANIFEST.format(name=json.dumps("poolside/Laguna-XS.2-FP8")).replace(
+        'version: "0.19.1"', 'version: "0.33.0"').replace("dtype: auto", "dtype: fp8_e5m2"), encoding="utf-8")
+    assert facts_of({str(path): "laguna"})["laguna"]["kv_cache"]["fp8_checkpoint"] == (
+        "a compressed-tensors checkpoint with a KV scheme")
+
     # a stated model.kv_scales wins over the checkpoint's config
     stated = tmp_path / "stated.yaml"
     stated.write_text(MANIFEST.format(name=json.dumps("poolside/Laguna-XS.2-FP8")).replace(

@@ -12,7 +12,7 @@ outside the pool and are reported separately (`static_scale_bytes`).
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from kvlint.records import dataclass
 from kvlint.deployment import (
@@ -171,18 +171,20 @@ def effective_format(plan: LayerPlan, model_dtype: Optional[str]) -> CacheFormat
     return plan.cache_format
 
 
-# Answers that depend on a deployment's layer plans alone, by (function, id of the layers tuple);
+# Answers that depend on a deployment's layer plans alone, by (question, id of the layers tuple);
 # each value holds the tuple, so that id is not reused while it is kept. The resolve stage hands
 # every deployment of one model, format and skip set the same tuple (kvlint.resolve.builder
 # layer_plans), so `kvlint plan`'s thousands of candidates compute these once per configuration.
-_BY_LAYERS: Dict[Tuple[str, int], Tuple[Tuple[LayerPlan, ...], object]] = {}
-_BY_LAYERS_MAX = 512
+_BY_LAYERS: Dict[Tuple[Any, int], Tuple[Tuple[LayerPlan, ...], object]] = {}
+_BY_LAYERS_MAX = 4096
 
 
-def _of_layers(name: str, layers: Tuple[LayerPlan, ...], compute) -> object:
-    if type(layers) is not tuple:  # a list could change under the answer: not remembered
+def of_layers(question: Any, layers: Tuple[LayerPlan, ...], compute) -> object:
+    """compute(layers), remembered for this very tuple under `question` (any hashable naming what
+    compute answers); a list is computed each time (it could change under the answer)."""
+    if type(layers) is not tuple:
         return compute(layers)
-    key = (name, id(layers))
+    key = (question, id(layers))
     hit = _BY_LAYERS.get(key)
     if hit is not None and hit[0] is layers:
         return hit[1]
@@ -195,7 +197,7 @@ def _of_layers(name: str, layers: Tuple[LayerPlan, ...], compute) -> object:
 
 def requested_format(deployment: Deployment) -> Optional[CacheFormatId]:
     """The cache format the manifest asked for: the most common format of non-skipped layers."""
-    return _of_layers("requested_format", deployment.layers, most_common_format)  # type: ignore[return-value]
+    return of_layers("requested_format", deployment.layers, most_common_format)  # type: ignore[return-value]
 
 
 def most_common_format(layers: Tuple[LayerPlan, ...]) -> Optional[CacheFormatId]:
@@ -247,7 +249,7 @@ def _whole_model_layers(deployment: Deployment) -> Iterable[Tuple[LayerPlan, int
     Layers that differ only in their index cost the same bytes, so they are priced once and
     multiplied: a model is usually one or two classes of layers, not eighty.
     """
-    return _of_layers("whole_model_layers", deployment.layers, layer_classes)  # type: ignore[return-value]
+    return of_layers("whole_model_layers", deployment.layers, layer_classes)  # type: ignore[return-value]
 
 
 def layer_classes(layers: Tuple[LayerPlan, ...]) -> Tuple[Tuple[LayerPlan, int, int], ...]:

@@ -34,6 +34,7 @@ from kvlint.capacity.layout import (
     format_token_bytes,
     model_dtype_format,
     naive_token_bytes,
+    of_layers,
     requested_format,
 )
 from kvlint.capacity.pool import PoolEstimate, default_max_num_batched_tokens
@@ -343,22 +344,12 @@ class StageLayers:
         return type(other) is StageLayers and (other.layers is self.layers or other.layers == self.layers)
 
 
-# StageLayers by (id of the deployment's layers tuple, start, end); each value holds that tuple,
-# so its id is not reused while it is kept. Deployments of one configuration share the tuple
-# (kvlint.resolve.builder.layer_plans).
-_STAGE_LAYERS: Dict[Tuple[int, int, int], Tuple[Tuple[LayerPlan, ...], StageLayers]] = {}
-
-
 def stage_layers(layers: Tuple[LayerPlan, ...], start: int, end: int) -> object:
+    """The stage's plans as a StageLayers key, made once per deployment layers tuple and stage
+    (deployments of one configuration share the tuple: layout.of_layers)."""
     if type(layers) is not tuple:  # a list could change under the key: a fresh tuple
         return tuple(layers[start:end])
-    key = (id(layers), start, end)
-    hit = _STAGE_LAYERS.get(key)
-    if hit is None or hit[0] is not layers:
-        if len(_STAGE_LAYERS) >= _SHARED_MAX:
-            _STAGE_LAYERS.clear()
-        hit = _STAGE_LAYERS[key] = (layers, StageLayers(layers[start:end]))
-    return hit[1]
+    return of_layers(("stage", start, end), layers, lambda plans: StageLayers(plans[start:end]))
 
 
 def _stage_inputs(deployment: Deployment, start: int, end: int, max_model_len: int,

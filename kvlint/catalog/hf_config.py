@@ -912,8 +912,8 @@ def _cached_config(name: str, environ: Optional[Mapping[str, str]] = None,
     that commit's snapshot (a 40-hex commit) or the commit `refs/<revision>` names (a branch,
     tag or `refs/pr/N`), and nothing else: another snapshot is another checkpoint."""
     env = os.environ if environ is None else environ
-    if revision is not None and (not revision or ".." in revision or revision.startswith(("/", "\\"))
-                                 or "\\" in revision or "\x00" in revision):
+    if revision is not None and (not revision or ".." in revision or revision.startswith("/")
+                                 or "\\" in revision or "\x00" in revision):  # a name, not a path out of the repo
         return None
     if not name or "/" not in name or name.count("/") > 1 or ".." in name:
         return None

@@ -347,7 +347,7 @@ class FactsBuilder:
             # up to vllm/model_executor/layers/attention/attention.py v0.21.0 L232-238). KV345.
             scheme_override = dtype_literal
             fmt = view.storage_format("fp8", mdtype, gpu)
-        fp8_checkpoint = self._fp8_checkpoint(engine_name)
+        fp8_checkpoint = self._fp8_checkpoint(view, engine_name)
         quantized = fmt is not None and fmt not in UNQUANTIZED_FORMATS
         per_token_head = fmt in PER_TOKEN_HEAD_FORMATS
         block_scaled = fmt in INLINE_SCALE_FORMATS  # scales inside the record (FP4, SGLang mxfp8, fp8_ds_mla)
@@ -465,23 +465,21 @@ class FactsBuilder:
         if value and view.release.feature("attention_backend_env").status in ("available", "deprecated"):
             self.facts["backend"]["requested"] = str(value)
 
-    def _fp8_checkpoint(self, engine_name: str) -> Optional[str]:
-        """vLLM: why the attention layers get a KV-cache quantization method that loads k/v scales,
-        under which the release refuses fp8_e5m2 (KV346); None when kvlint knows of none. Counted:
-        an fp8 checkpoint or --quantization fp8 (Fp8Config.get_quant_method returns Fp8KVCacheMethod
-        for Attention, vllm/model_executor/layers/quantization/fp8.py v0.12.0 L306, v0.33.0 L206),
-        and a compressed-tensors or ModelOpt checkpoint with a KV scheme (their KV-cache methods,
-        compressed_tensors.py v0.12.0 L157 / v0.33.0 L213, modelopt.py v0.33.0 L1849-1851). Other
-        methods are not counted (AWQ/GPTQ give attention none; a weight-only compressed-tensors
-        checkpoint is refused only before 0.24)."""
-        if engine_name != "vllm":
+    def _fp8_checkpoint(self, view: EngineView, engine_name: str) -> Optional[str]:
+        """Why the attention layers get a KV-cache quantization method, under which the release
+        refuses fp8_e5m2 (KV346), per the catalog's `e5m2_refused_with` (quant methods, checkpoint
+        KV scheme formats); None when kvlint knows of none or the release has no such entry."""
+        refused = view.default("e5m2_refused_with") if engine_name == "vllm" else None
+        if not isinstance(refused, dict):
             return None
         model = self.facts["model"]
-        if online_quantization(self.data) == "fp8":
-            return "--quantization fp8"
-        if model.get("checkpoint_quant_method") == "fp8":
-            return "an fp8 checkpoint (quant_method fp8)"
-        if model.get("checkpoint_kv_scheme") in ("compressed-tensors", "modelopt"):
+        methods = refused.get("quant_methods") or ()
+        online = online_quantization(self.data)
+        if online in methods:
+            return f"--quantization {online}"
+        if model.get("checkpoint_quant_method") in methods:
+            return f"an {model['checkpoint_quant_method']} checkpoint (quant_method {model['checkpoint_quant_method']})"
+        if model.get("checkpoint_kv_scheme") in (refused.get("kv_schemes") or ()):
             return f"a {model['checkpoint_kv_scheme']} checkpoint with a KV scheme"
         return None
 

@@ -409,7 +409,7 @@ def weights_bytes(data: Dict[str, Any], catalog_bytes: Optional[int],
             return None, (f"{where}: the weights are unknown (kvlint needs the 16-bit parameter count of the "
                           "model it quantizes; state model.weights.params, dtype and unquantized_params)")
         return _linear_quantized_weights(int(catalog_bytes), geometry, fmt, where, hidden_size, scale, vocab)
-    online = _online_quantization(data)
+    online = online_quantization(data)
     if online is not None and catalog_bytes and catalog_dtype in _SIXTEEN_BIT:
         return _online_fp8_weights(int(catalog_bytes), geometry, online, hidden_size)
     if catalog_bytes:
@@ -431,10 +431,6 @@ _ONLINE_FP8 = ("fp8",)
 
 def online_quantization(data: Dict[str, Any]) -> Optional[str]:
     """The online --quantization method kvlint prices (fp8), or None."""
-    return _online_quantization(data)
-
-
-def _online_quantization(data: Dict[str, Any]) -> Optional[str]:
     options = get(data, "engine", "options", kind=dict) or {}
     method = options.get("quantization", options.get("q"))
     if isinstance(method, str) and method.strip().lower() in _ONLINE_FP8:
